@@ -177,7 +177,13 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
         .map(|_| Scheduler::new(sc.server.clone(), window))
         .collect();
     let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
-    let out = simulate_replicas(&input, scheds, sc.server.router, &cost)?;
+    let out = simulate_replicas(
+        &input,
+        scheds,
+        sc.server.router,
+        sc.server.dp_attention,
+        &cost,
+    )?;
     Ok(RunOutput {
         metrics: compute(&out.record),
         stats: out.stats,

@@ -220,7 +220,14 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     assert_eq!(back.efficiency.memory, full.fitted[0]);
     assert_eq!(back.overheads.moe_layer_ns, full.fitted[1]);
     assert_eq!(back.efficiency.attention["triton"].decode, full.fitted[2]);
-    assert!(back.calibration.unwrap().starts_with("fitted 2025-01-02"));
+    // The bundled profile was fitted before: that stage's summary stays, this one follows it.
+    let c = back.calibration.unwrap();
+    let earlier = cal.base.calibration.clone().unwrap();
+    assert!(earlier.starts_with("fitted"), "{earlier}");
+    assert!(
+        c.starts_with(&earlier) && c.contains("|| then fitted 2025-01-02"),
+        "{c}"
+    );
 }
 
 #[test]

@@ -102,11 +102,16 @@ fn hardware_profiles_have_the_expected_shape() {
             hw.memory.free_at_start_gib * 1024.0 < hw.memory.reported_total_mib,
             "{name}"
         );
-        assert_eq!(
-            hw.calibration.as_deref(),
-            Some("datasheet defaults; not fitted"),
-            "{name}"
-        );
+        // The profiles with recorded runs are fitted (issue 4); the others say they are not.
+        let cal = hw.calibration.as_deref().unwrap_or_default();
+        if ["a100-sxm4-80gb", "ascend-a3", "h200-sxm-141gb"].contains(&name) {
+            assert!(
+                cal.starts_with("fitted 2026-11-21 by `servesim calibrate`"),
+                "{name}: {cal}"
+            );
+        } else {
+            assert_eq!(cal, "datasheet defaults; not fitted", "{name}");
+        }
     }
 }
 

@@ -141,15 +141,31 @@ impl Calibration {
                 comment,
             });
         }
-        let calibration = format!(
-            "fitted {date} by `servesim calibrate` on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}; every other constant keeps its datasheet default",
+        // A profile fitted in stages (e.g. shared constants first, then a weight format's)
+        // keeps the earlier stages' summary.
+        let earlier = self
+            .base
+            .calibration
+            .as_deref()
+            .filter(|c| c.starts_with("fitted"));
+        let this = format!(
+            "fitted {date} by `servesim calibrate` on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}; {}",
             full.runs.len(),
             self.manifest,
             full.names.len(),
             full.names.join(", "),
             self.spec.loss.describe(),
             summary(&median_abs(&full.errors)),
+            if earlier.is_some() {
+                "every other constant keeps its value from the stage before"
+            } else {
+                "every other constant keeps its datasheet default"
+            },
         );
+        let calibration = match earlier {
+            Some(e) => format!("{e} || then {this}"),
+            None => this,
+        };
         let out = yaml_edit::apply(&self.text, &edits, Some(&calibration))?;
         check_written(&out, &self.spec.params, &full.profile)?;
         Ok(out)

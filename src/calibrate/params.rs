@@ -105,6 +105,20 @@ const SCALARS: &[Scalar] = &[
         hi: 1.0,
         prior_sd: 1.4,
     },
+    Scalar {
+        name: "mxfp4_half_tokens",
+        section: Section::Efficiency,
+        get: |h| {
+            h.efficiency
+                .mxfp4_half_tokens
+                .unwrap_or(h.efficiency.gemm_half_tokens)
+        },
+        set: |h, v| h.efficiency.mxfp4_half_tokens = Some(v),
+        transform: Transform::Log,
+        lo: 0.1,
+        hi: 8192.0,
+        prior_sd: 3.0,
+    },
     ovh!(step_cpu_ns, 1e6, 50e6),
     ovh!(per_request_cpu_ns, 5e3, 1e6),
     ovh!(graph_step_ns, 3e5, 20e6),

@@ -236,6 +236,7 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
         e.mxfp4_compute,
         e.mxfp4_memory,
         e.moe_gemm.unwrap_or(-1.0),
+        e.mxfp4_half_tokens.unwrap_or(-1.0),
         o.step_cpu_ns,
         o.per_request_cpu_ns,
         o.graph_step_ns,

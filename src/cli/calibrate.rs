@@ -167,7 +167,7 @@ fn report(cal: &Calibration, full: &FitResult, cv: Option<&ProfileCv>) -> String
     out.push('\n');
     let mut header = vec!["run".to_string(), "model".to_string()];
     let kinds: &[&str] = if cv.is_some() {
-        &["in", "LOO", "LOMO"]
+        &["in", "LOMO", "LOO"]
     } else {
         &["in"]
     };
@@ -183,7 +183,7 @@ fn report(cal: &Calibration, full: &FitResult, cv: Option<&ProfileCv>) -> String
         let mut per_kind = vec![full.errors[k]];
         if let Some(cv) = cv {
             let row = &cv.runs[k];
-            for e in [&row.leave_one_out, &row.leave_one_model_out] {
+            for e in [&row.leave_one_model_out, &row.leave_one_out] {
                 per_kind.push(e.map_or([None; 3], |e| e.as_array()));
             }
         }
@@ -226,7 +226,7 @@ fn report(cal: &Calibration, full: &FitResult, cv: Option<&ProfileCv>) -> String
         .render(Style::Text),
     );
     out.push_str(
-        "\nerr = (simulated − real) / real; in = in-sample; LOO = fitted without that run; LOMO = fitted without that model's runs\n",
+        "\nerr = (simulated − real) / real; in = in-sample; LOMO = fitted without that model's runs; LOO = fitted without that run\n",
     );
     out
 }

@@ -138,14 +138,19 @@ pub fn extra(sc: &Scenario, out: &RunOutput) -> serde_json::Value {
 pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
     let s = &sc.server;
     format!(
-        "servesim: {} on {} × {} (tp {}), SGLang {} defaults, bench_serving {}\n\
+        "servesim: {} on {} × {} (tp {}{}), SGLang {} defaults, bench_serving {}\n\
          server: max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}\n\
          sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
          #Input tokens: {}\n#Output tokens: {}\n",
         sc.model.name,
-        s.tp,
+        if s.dp_attention { s.tp } else { s.tp * s.dp },
         sc.hardware.name,
         s.tp,
+        match (s.dp, s.dp_attention) {
+            (1, _) => String::new(),
+            (d, true) => format!(", DP attention: {d} ranks of attn_tp {}", s.attn_tp),
+            (d, false) => format!(", dp {d} replicas"),
+        },
         s.version,
         sc.client.bench_version,
         s.kv_pool_tokens,

@@ -57,4 +57,20 @@ pub struct StepTime {
 /// Prices a batch. Implementations must be deterministic and O(1) in the batch size.
 pub trait StepCost {
     fn step_time(&self, shape: &BatchShape) -> StepTime;
+
+    /// One lockstep step of DP-attention ranks (`shapes[r]` is rank r's batch, empty when the
+    /// rank idles). The default prices the ranks as independent GPUs: the slowest one.
+    fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
+        shapes
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| self.step_time(s))
+            .fold(StepTime::default(), |a, b| {
+                if b.total_ns > a.total_ns {
+                    b
+                } else {
+                    a
+                }
+            })
+    }
 }

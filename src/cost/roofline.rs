@@ -39,6 +39,20 @@ pub struct Roofline {
     kv_bytes_per_token_layer: f64,
     window_tokens: Option<f64>,
     windowed_layers: f64,
+    /// Set with DP attention: the per-layer weights split by where they run.
+    dp_attention: Option<DpAttention>,
+}
+
+/// With DP attention each attention rank runs the attention projections (sharded over
+/// `attn_tp` GPUs) on its own tokens; the MLP / MoE weights (sharded over all `tp`) run on the
+/// tokens gathered from every rank.
+#[derive(Debug, Clone, Copy)]
+struct DpAttention {
+    /// Attention projection params per GPU per layer (at attn_tp).
+    attn_params: f64,
+    /// Dense MLP params per GPU in a dense layer, shared-expert params in an MoE layer (at tp).
+    dense_mlp_params: f64,
+    shared_expert_params: f64,
 }
 
 impl Roofline {
@@ -56,7 +70,7 @@ impl Roofline {
             WeightFormat::W8a8Int8 => ComputeType::Int8,
             WeightFormat::Bf16 | WeightFormat::Mxfp4 => ComputeType::Bf16,
         };
-        let nh_r = model.q_heads_per_rank(tp);
+        let nh_r = model.q_heads_per_rank(server.attn_tp);
         let (attn_flops_per_pair, decode_attn_flops_per_pair) = match &model.mla {
             // Extend runs MHA-style over decompressed K/V (qk dim nope+rope, v dim v_head).
             // Decode runs absorbed: scores over the latent (kv_lora + rope), output over kv_lora.
@@ -102,6 +116,11 @@ impl Roofline {
                 .sliding_window
                 .as_ref()
                 .map_or(0.0, |s| s.layers as f64),
+            dp_attention: server.dp_attention.then(|| DpAttention {
+                attn_params: model.attention_params_per_rank(server.attn_tp),
+                dense_mlp_params: dense.dense_mlp,
+                shared_expert_params: sparse.shared_expert,
+            }),
         })
     }
 
@@ -115,10 +134,16 @@ impl Roofline {
         e.gemm * m / (m + e.gemm_half_tokens)
     }
 
-    /// Grouped-GEMM (expert) efficiency at `m` rows per expert.
+    /// Grouped-GEMM (expert) efficiency at `m` rows per expert; MXFP4 experts roll off with
+    /// their own half-point (`mxfp4_half_tokens`).
     fn moe_gemm_eff(&self, m: f64) -> f64 {
         let e = &self.hw.efficiency;
-        e.moe_gemm.unwrap_or(e.gemm) * m / (m + e.gemm_half_tokens)
+        let half = if self.expert_is_mxfp4 {
+            e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens)
+        } else {
+            e.gemm_half_tokens
+        };
+        e.moe_gemm.unwrap_or(e.gemm) * m / (m + half)
     }
 
     /// Time (ns) of a GEMM of `params` weights over `m` tokens.
@@ -218,40 +243,44 @@ impl Roofline {
         link.latency_ns + beta_s * 1e9
     }
 
-    /// GPU time of the forward pass (kernels + launch overheads), ns.
-    pub fn gpu_ns(&self, s: &BatchShape) -> f64 {
-        let tokens = (s.prefill_tokens + s.decode_reqs) as f64;
-        if tokens == 0.0 {
-            return 0.0;
-        }
-        // Under a CUDA graph the padded rows are computed too.
-        let rows = match s.graph_bs {
+    /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
+    fn rows(s: &BatchShape) -> f64 {
+        match s.graph_bs {
             Some(bs) if s.prefill_reqs == 0 => bs as f64,
-            _ => tokens,
-        };
-        let lin = |p: f64| {
-            self.gemm_ns(
-                p,
-                rows,
-                self.linear_bytes_per_param,
-                self.linear_compute,
-                1.0,
-                1.0,
-            )
-        };
-        let mut t = self.dense_layers * lin(self.dense_linear_params);
-        if self.moe_layers > 0.0 {
-            let router = self.gemm_ns(self.router_params, rows, 2.0, ComputeType::Bf16, 1.0, 1.0);
-            t += self.moe_layers * (lin(self.moe_linear_params) + router + self.experts_ns(rows));
+            _ => (s.prefill_tokens + s.decode_reqs) as f64,
         }
+    }
+
+    /// A linear layer of `params` weights (the model's linear format) over `rows` tokens.
+    fn lin(&self, params: f64, rows: f64) -> f64 {
+        self.gemm_ns(
+            params,
+            rows,
+            self.linear_bytes_per_param,
+            self.linear_compute,
+            1.0,
+            1.0,
+        )
+    }
+
+    fn router_ns(&self, rows: f64) -> f64 {
+        self.gemm_ns(self.router_params, rows, 2.0, ComputeType::Bf16, 1.0, 1.0)
+    }
+
+    /// `t` plus the attention kernels of every layer (full and sliding-window) for `s`.
+    fn add_attention_layers(&self, t: f64, s: &BatchShape) -> f64 {
         let full_layers = self.num_layers - self.windowed_layers;
-        t += full_layers * self.attention_ns(s, false);
+        let mut t = t + full_layers * self.attention_ns(s, false);
         if self.windowed_layers > 0.0 {
             t += self.windowed_layers * self.attention_ns(s, true);
         }
-        t += self.num_layers * 2.0 * self.all_reduce_ns(rows);
-        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
-        t += self.gemm_ns(
+        t
+    }
+
+    /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs.
+    fn add_head_and_fixed(&self, t: f64, logits: f64, eager: bool) -> f64 {
+        let o = &self.hw.overheads;
+        let head = self.gemm_ns(
             self.lm_head_params,
             logits,
             2.0,
@@ -259,21 +288,81 @@ impl Roofline {
             1.0,
             1.0,
         );
-        let o = &self.hw.overheads;
-        t += match s.graph_bs {
-            Some(_) if s.prefill_reqs == 0 => o.graph_step_ns,
-            _ => o.graph_step_ns + self.num_layers * o.eager_layer_ns,
-        } + self.num_layers * o.layer_ns
-            + self.moe_layers * o.moe_layer_ns;
-        t
+        let launch = if eager {
+            o.graph_step_ns + self.num_layers * o.eager_layer_ns
+        } else {
+            o.graph_step_ns
+        };
+        t + head + (launch + self.num_layers * o.layer_ns + self.moe_layers * o.moe_layer_ns)
+    }
+
+    /// GPU time of the forward pass (kernels + launch overheads), ns.
+    pub fn gpu_ns(&self, s: &BatchShape) -> f64 {
+        if s.prefill_tokens + s.decode_reqs == 0 {
+            return 0.0;
+        }
+        let rows = Self::rows(s);
+        let mut t = self.dense_layers * self.lin(self.dense_linear_params, rows);
+        if self.moe_layers > 0.0 {
+            t += self.moe_layers
+                * (self.lin(self.moe_linear_params, rows)
+                    + self.router_ns(rows)
+                    + self.experts_ns(rows));
+        }
+        t = self.add_attention_layers(t, s);
+        t += self.num_layers * 2.0 * self.all_reduce_ns(rows);
+        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
+        let eager = s.graph_bs.is_none() || s.prefill_reqs > 0;
+        self.add_head_and_fixed(t, logits, eager)
+    }
+
+    /// GPU time of one lockstep step of DP-attention ranks (`shapes[r]` = rank r's batch; an
+    /// idle rank has an empty shape). Attention runs per rank (the slowest rank sets the pace);
+    /// MLP / MoE layers, their collectives and the LM head run over the tokens gathered from
+    /// every rank, padded to ranks × the largest rank's rows when all ranks replay graphs.
+    pub fn group_gpu_ns(&self, shapes: &[BatchShape]) -> f64 {
+        let Some(d) = self.dp_attention.filter(|_| shapes.len() > 1) else {
+            return shapes.iter().map(|s| self.gpu_ns(s)).fold(0.0, f64::max);
+        };
+        let busy = || shapes.iter().filter(|s| !s.is_empty());
+        if busy().next().is_none() {
+            return 0.0;
+        }
+        let eager = busy().any(|s| s.graph_bs.is_none() || s.prefill_reqs > 0);
+        let gathered = if eager {
+            busy()
+                .map(|s| (s.prefill_tokens + s.decode_reqs) as f64)
+                .sum()
+        } else {
+            shapes.len() as f64 * busy().map(Self::rows).fold(0.0, f64::max)
+        };
+        let attention = busy()
+            .map(|s| {
+                self.add_attention_layers(
+                    self.num_layers * self.lin(d.attn_params, Self::rows(s)),
+                    s,
+                )
+            })
+            .fold(0.0, f64::max);
+        let mut t = attention + self.dense_layers * self.lin(d.dense_mlp_params, gathered);
+        if self.moe_layers > 0.0 {
+            t += self.moe_layers
+                * (self.lin(d.shared_expert_params, gathered)
+                    + self.router_ns(gathered)
+                    + self.experts_ns(gathered));
+        }
+        t += self.num_layers * 2.0 * self.all_reduce_ns(gathered);
+        let logits: f64 = busy()
+            .map(|s| (s.decode_reqs + s.prefill_reqs) as f64)
+            .sum();
+        self.add_head_and_fixed(t, logits, eager)
     }
 }
 
-impl StepCost for Roofline {
-    fn step_time(&self, s: &BatchShape) -> StepTime {
-        let gpu_ns = self.gpu_ns(s);
-        let o = &self.hw.overheads;
-        let cpu_ns = o.step_cpu_ns + o.per_request_cpu_ns * (s.decode_reqs + s.prefill_reqs) as f64;
+impl Roofline {
+    /// Adds the scheduler CPU time (`cpu_ns`) to a GPU time: hidden under the GPU step by the
+    /// overlap scheduler, else serial.
+    fn with_cpu(&self, gpu_ns: f64, cpu_ns: f64) -> StepTime {
         let total_ns = if self.overlap {
             gpu_ns.max(cpu_ns)
         } else {
@@ -284,5 +373,22 @@ impl StepCost for Roofline {
             gpu_ns,
             cpu_ns,
         }
+    }
+
+    fn cpu_ns(&self, s: &BatchShape) -> f64 {
+        let o = &self.hw.overheads;
+        o.step_cpu_ns + o.per_request_cpu_ns * (s.decode_reqs + s.prefill_reqs) as f64
+    }
+}
+
+impl StepCost for Roofline {
+    fn step_time(&self, s: &BatchShape) -> StepTime {
+        self.with_cpu(self.gpu_ns(s), self.cpu_ns(s))
+    }
+
+    /// Each rank's scheduler runs its own CPU work in parallel: the slowest one counts.
+    fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
+        let cpu_ns = shapes.iter().map(|s| self.cpu_ns(s)).fold(0.0, f64::max);
+        self.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
     }
 }

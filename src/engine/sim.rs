@@ -8,7 +8,7 @@ use super::router::Router;
 use super::scheduler::{Batch, SchedStats, Scheduler};
 use super::stream::{ClientLoop, Streams};
 use super::timeline::Sample;
-use crate::cost::StepCost;
+use crate::cost::{BatchShape, StepCost};
 use crate::error::{Error, Result};
 use crate::metrics::record::{RequestOutcome, RunRecord};
 use crate::spec::hardware::Overheads;
@@ -114,6 +114,10 @@ struct Sim<'a> {
     flush_at: Option<u64>,
     steps: u64,
     timeline: Vec<Sample>,
+    /// DP attention: the replicas are attention ranks that step together.
+    lockstep: bool,
+    /// Lockstep mode: a group step is in flight.
+    group_busy: bool,
 }
 
 /// Latest simulated time (2^62 ns ≈ 146 years); later means the inputs are absurd, and it
@@ -122,14 +126,16 @@ const MAX_CLOCK_NS: u64 = 1 << 62;
 
 /// Runs the simulation of one server replica to completion.
 pub fn simulate(input: &SimInput, sched: Scheduler, cost: &dyn StepCost) -> Result<SimOutput> {
-    simulate_replicas(input, vec![sched], Router::RoundRobin, cost)
+    simulate_replicas(input, vec![sched], Router::RoundRobin, false, cost)
 }
 
-/// Runs the simulation of `scheds.len()` data-parallel replicas behind `router`.
+/// Runs the simulation of `scheds.len()` data-parallel replicas behind `router`; with
+/// `lockstep` they are the attention ranks of one DP-attention server and step together.
 pub fn simulate_replicas(
     input: &SimInput,
     scheds: Vec<Scheduler>,
     router: Router,
+    lockstep: bool,
     cost: &dyn StepCost,
 ) -> Result<SimOutput> {
     let n = input.requests.len();
@@ -161,6 +167,8 @@ pub fn simulate_replicas(
         flush_at: None,
         steps: 0,
         timeline: Vec::new(),
+        lockstep,
+        group_busy: false,
     };
     for (i, &t) in input.dispatch_ns.iter().enumerate() {
         sim.q.push(t, Event::Dispatch(i));
@@ -193,9 +201,20 @@ pub fn simulate_replicas(
             Event::ClientFlush => sim.flush_sends(t),
             Event::ServerArrival(i) => {
                 let r = sim.route(i);
-                if sim.replicas[r].batch.is_none() {
+                let idle = if sim.lockstep {
+                    !sim.group_busy
+                } else {
+                    sim.replicas[r].batch.is_none()
+                };
+                if idle {
                     sim.run_next(r, t)?;
                 }
+            }
+            Event::StepEnd(r) if sim.lockstep => {
+                for k in 0..sim.replicas.len() {
+                    sim.step_end(k, t)?;
+                }
+                sim.run_next(r, t)?;
             }
             Event::StepEnd(r) => {
                 sim.step_end(r, t)?;
@@ -294,21 +313,13 @@ impl Sim<'_> {
         }
     }
 
-    /// Forms and launches replica `r`'s next batch at `t`, or lets it go idle.
-    fn run_next(&mut self, r: usize, t: u64) -> Result<()> {
+    /// Replica `r`'s next batch, with the streams of requests it retracted settled; `None`
+    /// (and the scheduler told it is idle) when it has nothing to run.
+    fn form(&mut self, r: usize) -> Option<Batch> {
         let rep = &mut self.replicas[r];
         let Some(b) = rep.sched.next_batch() else {
-            if rep.sched.has_work() && self.q.is_empty() {
-                return Err(Error::Impossible(format!(
-                    "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
-                    rep.sched.waiting_len(),
-                    rep.sched.running.len(),
-                    rep.sched.cfg.kv_pool_tokens
-                )));
-            }
             rep.sched.on_idle();
-            rep.batch = None;
-            return Ok(());
+            return None;
         };
         for &local in &b.retracted {
             if self.input.reference_itl {
@@ -321,44 +332,114 @@ impl Sim<'_> {
                 .map(|j| j.0);
             self.client[id].last_obs = rep.streams.leave(pending);
         }
-        let st = self.cost.step_time(&b.shape);
-        if !(st.total_ns.is_finite() && st.total_ns >= 0.0) {
-            return Err(Error::Msg(format!(
-                "cost model returned {} ns for {:?}",
-                st.total_ns, b.shape
+        Some(b)
+    }
+
+    /// Error unless nothing can ever wake replica `r` (no event pending) while it has work.
+    fn check_not_stuck(&self, r: usize) -> Result<()> {
+        let sched = &self.replicas[r].sched;
+        if sched.has_work() && self.q.is_empty() {
+            return Err(Error::Impossible(format!(
+                "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
+                sched.waiting_len(),
+                sched.running.len(),
+                sched.cfg.kv_pool_tokens
             )));
         }
-        let dur = (st.total_ns.round() as u64).max(1);
-        if self.input.record_timeline {
-            self.timeline.push(Sample {
-                time_ns: t,
-                duration_ns: dur,
-                replica: r as u32,
-                running: rep.sched.running.len(),
-                waiting: rep.sched.waiting_len() as u64,
-                prefill_tokens: b.shape.prefill_tokens,
-                decode_tokens: b.shape.decode_reqs,
-                kv_used_tokens: rep.sched.kv_used(),
-                kv_capacity_tokens: rep.sched.cfg.kv_pool_tokens,
-            });
+        Ok(())
+    }
+
+    /// Forms and launches replica `r`'s next batch at `t`, or lets it go idle.
+    fn run_next(&mut self, r: usize, t: u64) -> Result<()> {
+        if self.lockstep {
+            return self.run_group(t);
         }
-        // Absurd profiles (e.g. 1e-9 FLOP/s) must error, not overflow the clock.
-        let end = t
-            .checked_add(dur)
+        let Some(b) = self.form(r) else {
+            self.check_not_stuck(r)?;
+            self.replicas[r].batch = None;
+            return Ok(());
+        };
+        let st = self.cost.step_time(&b.shape);
+        let end = self.step_end_time(t, st.total_ns, &b.shape)?;
+        self.sample(r, t, end - t, &b.shape);
+        self.q.push(end, Event::StepEnd(r));
+        self.replicas[r].batch = Some(b);
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// DP attention: every rank forms its batch and they step together (an idle rank runs an
+    /// empty batch); the group's step ends as one event.
+    fn run_group(&mut self, t: u64) -> Result<()> {
+        let n = self.replicas.len();
+        let batches: Vec<Option<Batch>> = (0..n).map(|r| self.form(r)).collect();
+        if batches.iter().all(Option::is_none) {
+            self.group_busy = false;
+            return (0..n).try_for_each(|r| self.check_not_stuck(r));
+        }
+        let shapes: Vec<BatchShape> = batches
+            .iter()
+            .map(|b| b.as_ref().map(|b| b.shape).unwrap_or_default())
+            .collect();
+        let st = self.cost.group_step_time(&shapes);
+        let sum = shapes
+            .iter()
+            .fold(BatchShape::default(), |a, s| BatchShape {
+                prefill_tokens: a.prefill_tokens + s.prefill_tokens,
+                decode_reqs: a.decode_reqs + s.decode_reqs,
+                ..a
+            });
+        let end = self.step_end_time(t, st.total_ns, &sum)?;
+        for (r, b) in batches.into_iter().enumerate() {
+            if let Some(b) = &b {
+                self.sample(r, t, end - t, &b.shape);
+            }
+            self.replicas[r].batch = b;
+        }
+        self.q.push(end, Event::StepEnd(0));
+        self.group_busy = true;
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// When a step of `total_ns` launched at `t` ends, or an error for a broken cost model or
+    /// an absurd profile (which must error, not overflow the clock).
+    fn step_end_time(&self, t: u64, total_ns: f64, shape: &BatchShape) -> Result<u64> {
+        if !(total_ns.is_finite() && total_ns >= 0.0) {
+            return Err(Error::Msg(format!(
+                "cost model returned {total_ns} ns for {shape:?}"
+            )));
+        }
+        let dur = (total_ns.round() as u64).max(1);
+        t.checked_add(dur)
             .filter(|&e| e <= MAX_CLOCK_NS)
             .ok_or_else(|| {
                 Error::Impossible(format!(
                     "simulated time would pass {} years (a step of {:.3e} s at {:.3e} s): \
                  the hardware profile or model numbers are implausible",
                     MAX_CLOCK_NS / (365 * 86_400 * 1_000_000_000),
-                    st.total_ns / 1e9,
+                    total_ns / 1e9,
                     t as f64 / 1e9
                 ))
-            })?;
-        self.q.push(end, Event::StepEnd(r));
-        rep.batch = Some(b);
-        self.steps += 1;
-        Ok(())
+            })
+    }
+
+    fn sample(&mut self, r: usize, t: u64, dur: u64, shape: &BatchShape) {
+        if !self.input.record_timeline {
+            return;
+        }
+        let sched = &self.replicas[r].sched;
+        self.timeline.push(Sample {
+            time_ns: t,
+            duration_ns: dur,
+            replica: r as u32,
+            running: sched.running.len(),
+            waiting: sched.waiting_len() as u64,
+            prefill_tokens: shape.prefill_tokens,
+            decode_tokens: shape.decode_reqs,
+            kv_used_tokens: sched.kv_used(),
+            kv_capacity_tokens: sched.cfg.kv_pool_tokens,
+        });
     }
 
     fn step_end(&mut self, r: usize, t: u64) -> Result<()> {

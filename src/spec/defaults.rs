@@ -18,6 +18,8 @@ pub struct DefaultsInput {
     pub tp: u64,
     pub is_npu: bool,
     pub version: Version,
+    /// DP-attention ranks (`--dp` with `--enable-dp-attention`); 0 when DP attention is off.
+    pub dp_attention: u64,
 }
 
 /// `chunked_prefill_size` default (positive; SGLang's `-1` means disabled and is handled by the caller).
@@ -133,18 +135,28 @@ pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64
         return f;
     }
     if i.version < v(0, 5, 3) {
-        let r = if g < 35.0 * GIB_MIB {
-            (2.8 + ps / 10.0) * GIB_MIB
-        } else if g < 90.0 * GIB_MIB {
-            (9.5 + ps / 2.0) * GIB_MIB
-        } else if g < 160.0 * GIB_MIB {
-            (12.0 + ps / 2.0) * GIB_MIB
+        let dp_extra = if i.dp_attention > 0 {
+            4.0 * GIB_MIB
         } else {
-            32.0 * GIB_MIB
+            0.0
         };
+        let r = dp_extra
+            + if g < 35.0 * GIB_MIB {
+                (2.8 + ps / 10.0) * GIB_MIB
+            } else if g < 90.0 * GIB_MIB {
+                (9.5 + ps / 2.0) * GIB_MIB
+            } else if g < 160.0 * GIB_MIB {
+                (12.0 + ps / 2.0) * GIB_MIB
+            } else {
+                32.0 * GIB_MIB
+            };
         return round3((g - r) / g);
     }
     let mut r = 512.0 + (chunk.max(2048) as f64) * 1.5 + cg_max_bs as f64 * 2.0 + ps / 8.0 * 1024.0;
+    if i.dp_attention > 0 {
+        let bs_dp = (cg_max_bs * i.dp_attention) as f64;
+        r += bs_dp * 3.0 + if cg_max_bs > 300 { bs_dp * 1.5 } else { 0.0 };
+    }
     if g > 60.0 * GIB_MIB {
         r = r.max(10.0 * GIB_MIB);
     }
@@ -249,6 +261,7 @@ mod tests {
             tp,
             is_npu: false,
             version: ver.parse().unwrap(),
+            dp_attention: 0,
         }
     }
     fn mfs(g: f64, tp: u64, ver: &str) -> (f64, u64, Option<u64>) {

@@ -96,6 +96,11 @@ pub struct Efficiency {
     /// Large-shape efficiency of the grouped (MoE expert) GEMM; defaults to `gemm`.
     #[serde(default)]
     pub moe_gemm: Option<f64>,
+    /// Rows per expert at which the MXFP4 expert kernel reaches half of its large-shape
+    /// throughput (as `gemm_half_tokens` for the dense GEMM); defaults to `gemm_half_tokens`.
+    /// A dequantising fallback costs about the same per row at any row count (small value).
+    #[serde(default)]
+    pub mxfp4_half_tokens: Option<f64>,
 }
 
 fn one() -> f64 {
@@ -263,6 +268,9 @@ impl HardwareProfile {
         efficiency(origin, "efficiency.mxfp4_memory", e.mxfp4_memory)?;
         if let Some(m) = e.moe_gemm {
             efficiency(origin, "efficiency.moe_gemm", m)?;
+        }
+        if let Some(m) = e.mxfp4_half_tokens {
+            non_negative(origin, "efficiency.mxfp4_half_tokens", m)?;
         }
         if e.attention.is_empty() {
             return Err(Error::invalid(

@@ -362,6 +362,11 @@ impl ModelSpec {
         }
     }
 
+    /// Parameters of one layer's attention projections held by each of `tp` ranks.
+    pub fn attention_params_per_rank(&self, tp: u64) -> f64 {
+        self.attention_params(tp.max(1) as f64)
+    }
+
     /// Per-rank parameters of layer `layer`'s operators.
     pub fn layer_params(&self, layer: u64, tp: u64) -> LayerParams {
         let tpf = tp.max(1) as f64;

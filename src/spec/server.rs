@@ -157,6 +157,12 @@ pub struct ServerConfig {
     pub context_length: u64,
     /// Data-parallel replicas (each a full TP group with its own scheduler and KV pool).
     pub dp: u64,
+    /// GPUs per attention rank: `tp`, or `tp / dp` with DP attention.
+    pub attn_tp: u64,
+    /// `--enable-dp-attention`: the `dp` schedulers are attention ranks of one TP group that
+    /// step in lockstep (their MoE/MLP layers run over every rank's tokens together), not
+    /// independent replicas.
+    pub dp_attention: bool,
     pub router: crate::engine::router::Router,
 }
 
@@ -178,12 +184,6 @@ impl ServerConfig {
                 format!("must be between 1 and 65536, got {dp}"),
             ));
         }
-        if flags.enable_dp_attention {
-            return Err(Error::Msg(
-                "--enable-dp-attention is not modelled yet (use --dp N for independent replicas)"
-                    .into(),
-            ));
-        }
         let router = match flags.load_balance_method.as_deref() {
             None => crate::engine::router::Router::RoundRobin,
             Some(m) => crate::engine::router::Router::parse(m).ok_or_else(|| Error::Unknown {
@@ -201,6 +201,20 @@ impl ServerConfig {
             ));
         }
         model.check_tp(tp)?;
+        // DP attention: `dp` attention ranks inside the one TP group, each with attn_tp_size =
+        // tp / dp GPUs (reference A.8).
+        let dp_attention = flags.enable_dp_attention;
+        if dp_attention && (dp < 2 || tp % dp != 0) {
+            return Err(Error::invalid(
+                "--enable-dp-attention",
+                "dp",
+                format!("DP attention needs --dp ≥ 2 dividing --tp, got dp {dp} and tp {tp}"),
+            ));
+        }
+        let attn_tp = if dp_attention { tp / dp } else { tp };
+        if dp_attention {
+            model.check_tp(attn_tp)?;
+        }
         let weight_format = match &flags.quantization {
             None => model.weights,
             Some(q) => WeightFormat::parse(q).ok_or_else(|| Error::Unknown {
@@ -227,6 +241,7 @@ impl ServerConfig {
             tp,
             is_npu,
             version,
+            dp_attention: if dp_attention { dp } else { 0 },
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
@@ -271,6 +286,12 @@ impl ServerConfig {
                 cg_max_bs.unwrap_or(0),
             ),
         };
+        // With DP attention every rank prefills at most chunk / dp tokens per step (after the
+        // memory default, which uses the full chunk).
+        let chunked_prefill_size = match chunked_prefill_size {
+            Some(c) if dp_attention => Some((c / dp).max(1)),
+            c => c,
+        };
         let page_size = positive_flag("--page-size", flags.page_size)?
             .unwrap_or_else(|| defaults::page_size(&attention_backend));
         let schedule_policy = match flags.schedule_policy.as_deref() {
@@ -296,10 +317,16 @@ impl ServerConfig {
                 "must be a finite number > 0",
             ));
         }
+        let schedule_conservativeness =
+            schedule_conservativeness * if dp_attention { 0.3 } else { 1.0 };
 
         // Memory: weights, then the KV pool (profile_max_num_token).
-        let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format);
-        let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(tp, kv_dtype);
+        // DP attention shards attention weights over attn_tp GPUs only.
+        let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format)
+            + model.num_layers as f64
+                * (model.attention_params_per_rank(attn_tp) - model.attention_params_per_rank(tp))
+                * weight_format.bytes_per_param().0;
+        let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(attn_tp, kv_dtype);
         let free0_gib = hw.memory.free_at_start_gib;
         let weights_gib = weight_bytes_per_rank / GIB;
         if weights_gib + hw.memory.runtime_reserved_gib >= free0_gib {
@@ -334,6 +361,7 @@ impl ServerConfig {
             ((kv_pool_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096)
         });
         let max_running_requests = user_running
+            .map(|u| if dp_attention { (u / dp).max(1) } else { u })
             .unwrap_or(kv_pool_tokens / 2)
             .min(req_pool_size)
             .max(1);
@@ -373,6 +401,8 @@ impl ServerConfig {
             kv_bytes_per_token,
             context_length,
             dp,
+            attn_tp,
+            dp_attention,
             router,
         })
     }
