@@ -49,6 +49,7 @@ fn synthetic_runs(truth: &HardwareProfile) -> RunSet {
                     scenario: sc,
                     lengths: LengthSource::Random,
                     notes: Vec::new(),
+                    server_flags: file.server.clone(),
                 },
                 real: [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
                 itl: false,

@@ -1,38 +1,8 @@
 //! Bad input never panics: every class of mistake gives a one-line error naming what is wrong
 //! and a non-zero exit.
-use std::process::Command;
+mod common;
 
-fn servesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) -> String {
-    let (code, _out, err) = servesim(args);
-    assert_ne!(code, 0, "{args:?} should fail");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert_eq!(
-        err.trim().lines().count(),
-        1,
-        "one-line error expected, got: {err}"
-    );
-    for n in needles {
-        assert!(
-            err.contains(n),
-            "{args:?}: error `{}` lacks `{n}`",
-            err.trim()
-        );
-    }
-    err
-}
+use common::{fails_with, servesim};
 
 #[test]
 fn default_run_succeeds_and_prints_the_report() {

@@ -3,41 +3,16 @@
 //! reported failed as bench_serving reports them, with a note on stderr naming the request.
 //! Each class of issue #8 has a test here; every failing run must exit non-zero with exactly
 //! one line on stderr and no panic. (`tests/cli_errors.rs` has the older CLI error tests.)
-use std::process::Command;
+mod common;
 
 const SANITY: &str = "tests/fixtures/sanity";
 
-fn servesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::servesim;
 
-/// Asserts a one-line error containing every needle; returns it.
+/// Asserts a one-line `error: ` message containing every needle; returns it.
 fn fails_with(args: &[&str], needles: &[&str]) -> String {
-    let (code, _out, err) = servesim(args);
-    assert_ne!(code, 0, "{args:?} should fail");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert_eq!(
-        err.trim().lines().count(),
-        1,
-        "{args:?}: one line expected: {err}"
-    );
+    let err = common::fails_with(args, needles);
     assert!(err.starts_with("error: "), "{args:?}: {err}");
-    for n in needles {
-        assert!(
-            err.contains(n),
-            "{args:?}: error `{}` lacks `{n}`",
-            err.trim()
-        );
-    }
     err
 }
 

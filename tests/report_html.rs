@@ -2,20 +2,9 @@
 //! script, no external resource) and renders in headless Chromium: the screenshot is not
 //! blank and the key numbers are in the rendered DOM. Skips (with a notice) without Chromium.
 use std::path::{Path, PathBuf};
+mod common;
+use common::servesim;
 use std::process::Command;
-
-fn servesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = servesim(args);

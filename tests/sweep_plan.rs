@@ -8,7 +8,8 @@ use servesim::sweep::output::SweepFile;
 use servesim::sweep::shard::{merge, Shard};
 use servesim::sweep::Sweep;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::servesim;
 
 fn grid(flags: &[(&str, &str)]) -> Grid {
     let owned: Vec<(String, String)> = flags
@@ -209,19 +210,6 @@ fn plan_errors_are_clear() {
         .unwrap_err()
         .to_string()
         .contains("drop --request-rate"));
-}
-
-fn servesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -17,6 +17,7 @@ pub const SIG_DIGITS: i32 = 4;
 /// Which top-level section of the profile holds a constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    Memory,
     Efficiency,
     Overheads,
 }
@@ -25,6 +26,7 @@ impl Section {
     /// The YAML key of the section.
     pub fn key(self) -> &'static str {
         match self {
+            Section::Memory => "memory",
             Section::Efficiency => "efficiency",
             Section::Overheads => "overheads",
         }
@@ -89,6 +91,18 @@ macro_rules! ovh {
 /// known, grouped-GEMM efficiency and its roll-off (1.4, ≈ ×4) are not, and an MXFP4 fallback
 /// (3, ≈ ×20) is a guess; overheads use 1 (in units of their scale).
 const SCALARS: &[Scalar] = &[
+    // Memory allocated between SGLang's two free-memory measurements (activations, CUDA-graph
+    // pools, NCCL buffers): it sizes the KV pool, so it shows in retraction-bound runs.
+    Scalar {
+        name: "runtime_reserved_gib",
+        section: Section::Memory,
+        get: |h| h.memory.runtime_reserved_gib,
+        set: |h, v| h.memory.runtime_reserved_gib = v,
+        transform: Transform::Log1p { scale: 1.0 },
+        lo: 0.0,
+        hi: 16.0,
+        prior_sd: 1.0,
+    },
     eff!("gemm", gemm, 1e-3, 1.0, 0.4),
     eff!("gemm_half_tokens", gemm_half_tokens, 1.0, 8192.0, 1.4),
     eff!("memory", memory, 1e-3, 1.0, 0.2),

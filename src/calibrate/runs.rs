@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::simulation::run as simulate;
 use crate::spec::hardware::HardwareProfile;
+use crate::spec::server::ServerConfig;
 use crate::validate::logparse::{parse_log_file, Metrics, ParsedLog};
 use crate::validate::manifest::Manifest;
 use crate::validate::replay::{scenario_for, LengthSource, Overrides, Replay};
@@ -209,7 +210,13 @@ impl RunSet {
     }
 
     fn simulate_one(&self, candidate: &HardwareProfile, r: usize) -> Option<Values> {
-        let mut sc = self.runs[r].replay.scenario.clone();
+        let replay = &self.runs[r].replay;
+        let mut sc = replay.scenario.clone();
+        if candidate.memory != sc.hardware.memory {
+            sc.hardware.memory = candidate.memory.clone();
+            sc.server =
+                ServerConfig::resolve(&replay.server_flags, &sc.hardware, &sc.model).ok()?;
+        }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
         let out = simulate(&sc).ok()?;
@@ -229,6 +236,7 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
     let e = &h.efficiency;
     let o = &h.overheads;
     let mut k: Vec<u64> = [
+        h.memory.runtime_reserved_gib,
         e.gemm,
         e.gemm_half_tokens,
         e.memory,

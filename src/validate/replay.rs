@@ -46,6 +46,9 @@ pub struct Replay {
     pub lengths: LengthSource,
     /// Where each setting came from, one line each, for the report.
     pub notes: Vec<String>,
+    /// The server flags the scenario was resolved from (calibration re-resolves the server
+    /// when it changes a memory constant of the profile).
+    pub server_flags: ServerFlags,
 }
 
 /// Builds the scenario of `run`; `source` names the log in errors.
@@ -146,6 +149,7 @@ pub fn scenario_for(
         scenario,
         lengths,
         notes,
+        server_flags: file.server.merged(&ov.server),
     })
 }
 

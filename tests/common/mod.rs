@@ -1,0 +1,38 @@
+//! Helpers shared by the integration tests that run the `servesim` binary.
+#![allow(dead_code)] // each test binary uses its own subset
+use std::process::Command;
+
+/// Runs the binary in the crate root: (exit code, stdout, stderr).
+pub fn servesim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts a non-zero exit with a one-line error (no panic) containing every needle; returns
+/// the error.
+pub fn fails_with(args: &[&str], needles: &[&str]) -> String {
+    let (code, _out, err) = servesim(args);
+    assert_ne!(code, 0, "{args:?} should fail");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "{args:?}: one-line error expected, got: {err}"
+    );
+    for n in needles {
+        assert!(
+            err.contains(n),
+            "{args:?}: error `{}` lacks `{n}`",
+            err.trim()
+        );
+    }
+    err
+}
