@@ -1,4 +1,6 @@
-//! Criterion benches of whole simulations (wall time per simulated benchmark run).
+//! Criterion benches of whole simulations (wall time per simulated benchmark run): issue 7's
+//! (a) seed 003's Qwen3-8B ShareGPT run and (b) 2000 × 1024/1024, plus the default scenario.
+//! The 1M-request scale bench (c) is in `benches/scale.rs`.
 //! Run: `cargo bench --bench engine`.
 use criterion::{criterion_group, criterion_main, Criterion};
 use servesim::simulation::{run, Scenario};
@@ -54,6 +56,29 @@ fn benches(c: &mut Criterion) {
     );
     g.bench_function("default_qwen3-8b_h100_1000_cap64", |b| {
         b.iter(|| run(&default).unwrap())
+    });
+    // Issue 7(a): seed 003's Qwen3-8B ShareGPT run (validation/003_*.txt run 0, as
+    // `servesim replay` builds it): 10000 prompts from the bundled ShareGPT table, rate inf,
+    // seed 1, bench_serving 0.3.0 against SGLang 0.5.1 on one A100.
+    let sharegpt = scenario(
+        "a100-sxm4-80gb",
+        "qwen3-8b",
+        ServerFlags {
+            sglang_version: Some("0.5.1".parse().unwrap()),
+            ..Default::default()
+        },
+        ClientFlags {
+            backend: Some("sglang".into()),
+            dataset_name: Some("sharegpt".into()),
+            num_prompts: Some(10_000),
+            request_rate: Some(f64::INFINITY),
+            seed: Some(1),
+            bench_version: Some("0.3.0".parse().unwrap()),
+            ..Default::default()
+        },
+    );
+    g.bench_function("seed003_qwen3-8b_a100_sharegpt_10000", |b| {
+        b.iter(|| run(&sharegpt).unwrap())
     });
     g.finish();
 }

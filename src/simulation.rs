@@ -144,21 +144,20 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     // The warm-up sends request 0's prompt; unless the cache is flushed afterwards, the radix
     // cache still holds it when request 0 arrives.
     let warm_cached = c.warmup_requests > 0 && sc.server.radix_cache && !flavour.flush_after_warmup;
-    let requests = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| ClientRequest {
-            prompt_len: r.prompt_len,
-            output_len: r.output_len,
-            cached_prefix: if i == 0 && warm_cached {
-                r.prompt_len
-            } else {
-                0
-            },
-            prefix_group: r.prefix_group,
-            prefix_len: r.prefix_len.min(r.prompt_len),
-        })
-        .collect();
+    // The rows are dropped here: a fresh vector (not an in-place collect, which would keep the
+    // rows' larger allocation for the whole run).
+    let mut requests = Vec::with_capacity(rows.len());
+    requests.extend(rows.into_iter().enumerate().map(|(i, r)| ClientRequest {
+        prompt_len: r.prompt_len,
+        output_len: r.output_len,
+        cached_prefix: if i == 0 && warm_cached {
+            r.prompt_len
+        } else {
+            0
+        },
+        prefix_group: r.prefix_group,
+        prefix_len: r.prefix_len.min(r.prompt_len),
+    }));
     let input = SimInput {
         requests,
         dispatch_ns,

@@ -4,12 +4,14 @@
 use super::run::preamble;
 use crate::error::{Error, Result};
 use crate::report::ReportHeader;
+use crate::simulation::run as simulate;
 use crate::spec::server::ServerFlags;
 use crate::spec::workload::ClientFlags;
-use crate::validate::compare::{compare_run, simulate_run, MetricRow};
+use crate::validate::compare::{compare_run, MetricRow};
 use crate::validate::logparse::parse_log_file;
 use crate::validate::manifest::{self, Manifest};
 use crate::validate::render::{replay_table, Style};
+use crate::validate::replay::scenario_for;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -38,6 +40,10 @@ pub struct ReplayArgs {
     /// text, markdown or json.
     #[arg(long, default_value = "text")]
     pub format: String,
+    /// Print each run's simulation cost (wall time, simulated time, ratio, events, steps) to
+    /// stderr.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// `--format json`: the runs in file order, fields in this order.
@@ -111,8 +117,23 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         let entry = manifest
             .as_ref()
             .and_then(|m| m.find(&file_name, run.index));
-        let (replay, out) = match simulate_run(run, entry, &ov, &source) {
-            Ok(x) => x,
+        // Wall time of the simulation itself (as `run --stats`), not of building the scenario.
+        let simulated = scenario_for(run, entry, &ov, &source).and_then(|replay| {
+            let started = std::time::Instant::now();
+            let out = simulate(&replay.scenario)?;
+            Ok((replay, out, started.elapsed().as_secs_f64()))
+        });
+        let (replay, out) = match simulated {
+            Ok((replay, out, wall_s)) => {
+                if a.stats {
+                    eprint!(
+                        "run {}: {}",
+                        run.index,
+                        super::run::stats_text(&out, wall_s)
+                    );
+                }
+                (replay, out)
+            }
             Err(e) => {
                 let msg = e.to_string();
                 match msg.contains(&source) {

@@ -171,7 +171,7 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
     )
 }
 
-fn stats_text(out: &RunOutput, wall_s: f64) -> String {
+pub(crate) fn stats_text(out: &RunOutput, wall_s: f64) -> String {
     let sim_s = out.stats.simulated_ns as f64 / 1e9;
     format!(
         "stats: wall {:.3} s, simulated {:.1} s, ratio {:.0}x, {} events, {} steps, peak RSS {} MiB\n",

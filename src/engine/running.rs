@@ -2,11 +2,25 @@
 //! per-request quantity a constant offset: `ctx_i = c_i + d`, `out_i = o_i + d`, remaining
 //! `r_i − d`. Sums are kept incrementally, so a decode step costs O(1) plus O(log n) per request
 //! that joins, finishes or is retracted; nothing walks the batch.
+//!
+//! Members live in a hash map by id. Finish times within `CLIP` steps sit in a ring of
+//! `CLIP + 1` buckets indexed by step (linked lists over one node pool: O(1) in and out, no
+//! allocation per bucket), later ones in a binary heap until they come within range; retraction
+//! victims are a binary heap. All use lazy deletion: an entry whose member left (or left and
+//! joined again) is skipped when it surfaces, and the victim heap is rebuilt once stale entries
+//! outnumber live ones. That costs a fraction of ordered trees on the per-request path. The
+//! victim heap exists only while retractions happen: built from the members on the first one,
+//! dropped after [`VICTIM_IDLE_STEPS`] decode steps without one.
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// SGLang's `CLIP_MAX_NEW_TOKENS_ESTIMATION`.
 pub const CLIP_MAX_NEW_TOKENS: u64 = 4096;
+
+/// Decode steps without a retraction after which the victim heap is dropped (rebuilding it,
+/// O(n), is then paid for by that many steps of joins that did not have to maintain it).
+pub const VICTIM_IDLE_STEPS: u32 = 256;
 
 /// Per-request constants while running (offsets against the decode counter at join time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,10 +36,49 @@ pub struct Member {
     pub max_new: u64,
     /// Order of joining (Python's stable sort keeps batch order among retraction ties).
     pub seq: u64,
+    /// This membership's own number (distinguishes a rejoin from a stale heap entry).
+    stamp: u64,
 }
 
 /// Retraction priority: fewest outputs first, then longest prompt, then latest in the batch.
 type VictimKey = (i64, Reverse<u64>, Reverse<u64>, usize);
+
+/// End of a ring list.
+const NO_NODE: u32 = u32::MAX;
+
+/// Heap entry of a retraction victim: (key, stamp), smallest first.
+type VictimEntry = Reverse<(VictimKey, u64)>;
+
+fn victim_entry(m: &Member) -> VictimEntry {
+    Reverse(((m.o, Reverse(m.input_len), Reverse(m.seq), m.id), m.stamp))
+}
+
+/// Heap entry of a finish time: (r, id, stamp), smallest first.
+type FinishEntry = Reverse<(i64, usize, u64)>;
+
+/// Multiplicative hash of dense integer ids (deterministic; no per-process seed).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// A hash map keyed by request id (lookups only: iteration order is not meaningful).
+pub type IdMap<V> = HashMap<usize, V, BuildHasherDefault<IdHasher>>;
 
 #[derive(Debug, Clone, Default)]
 pub struct Running {
@@ -35,13 +88,24 @@ pub struct Running {
     sum_c: i64,
     sum_o: i64,
     sum_max_new: u64,
-    /// Members with `r − d ≤ CLIP`: (r, id); and their Σ r.
-    uncapped: BTreeSet<(i64, usize)>,
+    /// Live members with `r − d ≤ CLIP` ("uncapped"): their count and Σ r. A live member is
+    /// uncapped exactly when `r ≤ d + CLIP` (members move over as the counter advances).
+    n_uncapped: u64,
     sum_uncapped_r: i64,
-    /// Members with `r − d > CLIP`.
-    capped: BTreeSet<(i64, usize)>,
-    victims: BTreeSet<VictimKey>,
-    members: std::collections::BTreeMap<usize, Member>,
+    /// Uncapped members by finish time: the list at `ring_heads[r mod (CLIP + 1)]` holds those
+    /// finishing at step `r` (a live uncapped member has `d < r ≤ d + CLIP`), as nodes of
+    /// `ring_nodes`: (id, stamp, next node). Empty until the first join.
+    ring_heads: Vec<u32>,
+    ring_nodes: Vec<(usize, u64, u32)>,
+    /// First unused node of `ring_nodes` (a free list through `next`).
+    ring_free: u32,
+    /// Finish times of capped members (`r − d > CLIP`), waiting to enter the ring.
+    capped: BinaryHeap<FinishEntry>,
+    /// Retraction order (`None` while no retraction happened in the last idle steps).
+    victims: Option<BinaryHeap<VictimEntry>>,
+    steps_since_victim: u32,
+    members: IdMap<Member>,
+    next_stamp: u64,
     /// Page accounting: members by `c mod page`.
     page: u64,
     residues: Vec<u64>,
@@ -78,8 +142,14 @@ impl Running {
         c.rem_euclid(self.page as i64) as usize
     }
 
+    fn is_live(&self, id: usize, stamp: u64) -> bool {
+        self.members.get(&id).is_some_and(|m| m.stamp == stamp)
+    }
+
     /// Adds a request whose context is `ctx` tokens with `out` outputs so far.
     pub fn join(&mut self, id: usize, ctx: u64, out: u64, input_len: u64, max_new: u64, seq: u64) {
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
         let m = Member {
             id,
             r: max_new as i64 - out as i64 + self.d,
@@ -88,40 +158,92 @@ impl Running {
             input_len,
             max_new,
             seq,
+            stamp,
         };
+        if let Some(old) = self.members.get(&id).copied() {
+            self.detach(&old); // a duplicate id replaces the earlier member
+        }
         self.n += 1;
         self.sum_c += m.c;
         self.sum_o += m.o;
         self.sum_max_new += max_new;
         if m.r - self.d <= CLIP_MAX_NEW_TOKENS as i64 {
-            self.uncapped.insert((m.r, id));
+            // r ≤ d only if the caller joins a request with nothing left to generate: it
+            // finishes at the next step, like any other request whose r is reached.
+            self.ring_push(m.r.max(self.d + 1), id, stamp);
+            self.n_uncapped += 1;
             self.sum_uncapped_r += m.r;
         } else {
-            self.capped.insert((m.r, id));
+            self.capped.push(Reverse((m.r, id, stamp)));
         }
-        self.victims
-            .insert((m.o, Reverse(input_len), Reverse(seq), id));
+        if let Some(v) = self.victims.as_mut() {
+            v.push(victim_entry(&m));
+        }
         let res = self.residue(m.c);
         self.residues[res] += 1;
         self.members.insert(id, m);
     }
 
-    /// Removes a member (finish or retraction); returns its constants.
-    pub fn remove(&mut self, id: usize) -> Option<Member> {
-        let m = self.members.remove(&id)?;
+    fn ring_slot(&self, r: i64) -> usize {
+        r.rem_euclid(self.ring_heads.len() as i64) as usize
+    }
+
+    fn ring_push(&mut self, r: i64, id: usize, stamp: u64) {
+        if self.ring_heads.is_empty() {
+            self.ring_heads = vec![NO_NODE; CLIP_MAX_NEW_TOKENS as usize + 1];
+            self.ring_free = NO_NODE;
+        }
+        let slot = self.ring_slot(r);
+        let next = self.ring_heads[slot];
+        let node = if self.ring_free != NO_NODE {
+            let n = self.ring_free;
+            self.ring_free = self.ring_nodes[n as usize].2;
+            self.ring_nodes[n as usize] = (id, stamp, next);
+            n
+        } else {
+            let n = u32::try_from(self.ring_nodes.len())
+                .ok()
+                .filter(|&n| n != NO_NODE)
+                .expect("fewer than 2^32 − 1 requests in one running batch");
+            self.ring_nodes.push((id, stamp, next));
+            n
+        };
+        self.ring_heads[slot] = node;
+    }
+
+    /// Takes `m` out of the aggregates (its heap entries become stale).
+    fn detach(&mut self, m: &Member) {
+        self.members.remove(&m.id);
         self.n -= 1;
         self.sum_c -= m.c;
         self.sum_o -= m.o;
         self.sum_max_new -= m.max_new;
-        if self.uncapped.remove(&(m.r, id)) {
+        if m.r <= self.d + CLIP_MAX_NEW_TOKENS as i64 {
+            self.n_uncapped -= 1;
             self.sum_uncapped_r -= m.r;
-        } else {
-            self.capped.remove(&(m.r, id));
         }
-        self.victims
-            .remove(&(m.o, Reverse(m.input_len), Reverse(m.seq), id));
         let res = self.residue(m.c);
         self.residues[res] -= 1;
+        if let Some(v) = self.victims.take() {
+            self.victims = Some(if v.len() as u64 > 2 * self.n + 64 {
+                self.victim_heap(v.into_vec())
+            } else {
+                v
+            });
+        }
+    }
+
+    /// A heap of the live members' victim entries, in `buf`'s allocation.
+    fn victim_heap(&self, mut buf: Vec<VictimEntry>) -> BinaryHeap<VictimEntry> {
+        buf.clear();
+        buf.extend(self.members.values().map(victim_entry));
+        BinaryHeap::from(buf)
+    }
+
+    /// Removes a member (finish or retraction); returns its constants.
+    pub fn remove(&mut self, id: usize) -> Option<Member> {
+        let m = *self.members.get(&id)?;
+        self.detach(&m);
         Some(m)
     }
 
@@ -131,8 +253,8 @@ impl Running {
 
     /// Σ min(max_new − out, CLIP): the new-token reservation before the ratio.
     pub fn reserved_new_tokens(&self) -> u64 {
-        let uncapped = self.sum_uncapped_r - self.uncapped.len() as i64 * self.d;
-        (uncapped.max(0) as u64) + self.capped.len() as u64 * CLIP_MAX_NEW_TOKENS
+        let uncapped = self.sum_uncapped_r - self.n_uncapped as i64 * self.d;
+        (uncapped.max(0) as u64) + (self.n - self.n_uncapped) * CLIP_MAX_NEW_TOKENS
     }
 
     /// Pages the next decode step must allocate (one token per member; a new page when the
@@ -152,32 +274,68 @@ impl Running {
     /// Advances one decode step; returns the members that finished (output complete), in
     /// ascending id order.
     pub fn step(&mut self) -> Vec<Member> {
-        self.d += 1;
-        let limit = self.d + CLIP_MAX_NEW_TOKENS as i64;
-        while let Some(&(r, id)) = self.capped.first() {
-            if r > limit {
-                break;
-            }
-            self.capped.pop_first();
-            self.uncapped.insert((r, id));
-            self.sum_uncapped_r += r;
-        }
         let mut done = Vec::new();
-        while let Some(&(r, id)) = self.uncapped.first() {
-            if r > self.d {
-                break;
-            }
-            if let Some(m) = self.remove(id) {
-                done.push(m);
-            }
-        }
-        done.sort_by_key(|m| m.id);
+        self.step_into(&mut done);
         done
     }
 
+    /// [`Running::step`] appending the finished members to `done` (a buffer the caller
+    /// reuses across steps), ascending id among those appended.
+    pub fn step_into(&mut self, done: &mut Vec<Member>) {
+        let from = done.len();
+        self.d += 1;
+        self.steps_since_victim = self.steps_since_victim.saturating_add(1);
+        if self.steps_since_victim > VICTIM_IDLE_STEPS {
+            self.victims = None;
+        }
+        let limit = self.d + CLIP_MAX_NEW_TOKENS as i64;
+        while let Some(&Reverse((r, id, stamp))) = self.capped.peek() {
+            if r > limit {
+                break;
+            }
+            self.capped.pop();
+            if self.is_live(id, stamp) {
+                self.ring_push(r, id, stamp);
+                self.n_uncapped += 1;
+                self.sum_uncapped_r += r;
+            }
+        }
+        if !self.ring_heads.is_empty() {
+            let slot = self.ring_slot(self.d);
+            let mut node = std::mem::replace(&mut self.ring_heads[slot], NO_NODE);
+            while node != NO_NODE {
+                let (id, stamp, next) = self.ring_nodes[node as usize];
+                self.ring_nodes[node as usize].2 = self.ring_free;
+                self.ring_free = node;
+                node = next;
+                if let Some(m) = self.members.get(&id).copied().filter(|m| m.stamp == stamp) {
+                    self.detach(&m);
+                    done.push(m);
+                }
+            }
+        }
+        // Lists pop last-in first; in join order the ids are nearly sorted already.
+        done[from..].reverse();
+        done[from..].sort_unstable_by_key(|m| m.id);
+    }
+
     /// The next retraction victim (fewest outputs, longest prompt, latest joined).
-    pub fn next_victim(&self) -> Option<usize> {
-        self.victims.first().map(|k| k.3)
+    pub fn next_victim(&mut self) -> Option<usize> {
+        self.steps_since_victim = 0;
+        let mut heap = match self.victims.take() {
+            Some(h) => h,
+            None => self.victim_heap(Vec::new()),
+        };
+        let mut victim = None;
+        while let Some(&Reverse(((_, _, _, id), stamp))) = heap.peek() {
+            if self.is_live(id, stamp) {
+                victim = Some(id);
+                break;
+            }
+            heap.pop();
+        }
+        self.victims = Some(heap);
+        victim
     }
 
     /// Current context length of a member.
@@ -188,9 +346,11 @@ impl Running {
     pub fn out_of(&self, m: &Member) -> u64 {
         (m.o + self.d).max(0) as u64
     }
-    /// Iterates members in id order (used only by the disabled-radix admission rule).
+    /// Members in id order (O(n log n): for the disabled-radix admission rule and checks).
     pub fn members(&self) -> impl Iterator<Item = &Member> {
-        self.members.values()
+        let mut v: Vec<&Member> = self.members.values().collect();
+        v.sort_unstable_by_key(|m| m.id);
+        v.into_iter()
     }
 }
 
@@ -246,6 +406,32 @@ mod tests {
         assert_eq!(r.next_victim(), Some(2));
         r.remove(2);
         assert_eq!(r.next_victim(), Some(1));
+    }
+
+    #[test]
+    fn victims_survive_the_heap_being_dropped_and_rebuilt() {
+        let mut r = Running::new(1);
+        r.join(0, 10, 1, 10, 10_000, 0);
+        r.join(1, 10, 1, 20, 10_000, 1);
+        assert_eq!(r.next_victim(), Some(1), "same outputs: longest prompt");
+        for _ in 0..VICTIM_IDLE_STEPS + 10 {
+            r.step();
+        }
+        assert!(r.victims.is_none(), "dropped after idle steps");
+        r.join(2, 10, 1, 5, 10_000, 2); // fewest outputs now
+        r.join(3, 10, 1, 5, 10_000, 3); // same, joined later
+        assert_eq!(r.next_victim(), Some(3));
+        r.remove(3);
+        r.join(4, 10, 1, 5, 10_000, 4); // maintained while the heap exists
+        assert_eq!(r.next_victim(), Some(4));
+        r.remove(4);
+        assert_eq!(r.next_victim(), Some(2));
+        r.remove(2);
+        assert_eq!(r.next_victim(), Some(1));
+        // Rejoining after a retraction leaves a stale entry behind that must be skipped.
+        r.remove(1);
+        r.join(1, 10, 500, 20, 10_000, 5);
+        assert_eq!(r.next_victim(), Some(0));
     }
 
     #[test]

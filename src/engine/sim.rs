@@ -2,7 +2,7 @@
 //! semaphore, single-threaded sends, observation of streamed tokens) against SGLang (the
 //! tokenizer, a router over data-parallel replicas, and each replica's scheduler iterations
 //! priced by a [`StepCost`]). Produces the [`RunRecord`] the metrics are computed from.
-use super::event::{Event, EventQueue};
+use super::event::{DispatchOrder, Event, EventQueue};
 use super::request::Phase;
 use super::router::Router;
 use super::scheduler::{Batch, SchedStats, Scheduler};
@@ -170,8 +170,10 @@ pub fn simulate_replicas(
         lockstep,
         group_busy: false,
     };
-    for (i, &t) in input.dispatch_ns.iter().enumerate() {
-        sim.q.push(t, Event::Dispatch(i));
+    // One dispatch in the queue at a time, pushed when the previous one is popped.
+    let mut dispatches = DispatchOrder::new(&input.dispatch_ns);
+    if let Some(i) = dispatches.next() {
+        sim.q.push(input.dispatch_ns[i], Event::Dispatch(i));
     }
     let mut now = 0;
     while let Some((t, ev)) = sim.q.pop() {
@@ -196,7 +198,12 @@ pub fn simulate_replicas(
             }
         }
         match ev {
-            Event::Dispatch(i) => sim.dispatch(i, t),
+            Event::Dispatch(i) => {
+                if let Some(j) = dispatches.next() {
+                    sim.q.push(input.dispatch_ns[j], Event::Dispatch(j));
+                }
+                sim.dispatch(i, t)
+            }
             Event::ClientDone(i) => sim.client_done(i, t),
             Event::ClientFlush => sim.flush_sends(t),
             Event::ServerArrival(i) => {

@@ -84,9 +84,12 @@ impl Streams {
         if let Some(prev) = self.last_decode_obs {
             self.push_itl(obs.saturating_sub(prev), continuing);
         }
-        for (t, n) in std::mem::take(&mut self.pending) {
+        let mut pending = std::mem::take(&mut self.pending);
+        for &(t, n) in &pending {
             self.push_itl(obs.saturating_sub(t), n);
         }
+        pending.clear();
+        self.pending = pending; // keeps its capacity for the next cohorts
         self.pending_total = 0;
         self.decode_steps += 1;
         self.last_decode_obs = Some(obs);

@@ -106,13 +106,15 @@ pub fn compute(rec: &RunRecord) -> BenchMetrics {
     let total_input_tokens: u64 = ok.iter().map(|r| r.prompt_len).sum();
     let total_output_tokens: u64 = ok.iter().map(|r| r.output_len).sum();
 
-    let ttft_s = Runs::new(ok.iter().map(|r| (seconds(r.ttft_ns), 1)));
-    let e2e_s = Runs::new(ok.iter().map(|r| (seconds(r.latency_ns), 1)));
+    // Sorted as integer ns, then converted by `seconds` (order-preserving).
+    let ttft_s = Runs::from_ints(ok.iter().map(|r| r.ttft_ns), seconds);
+    let e2e_s = Runs::from_ints(ok.iter().map(|r| r.latency_ns), seconds);
     // Python: (latency - ttft) / (output_len - 1), both in float seconds.
-    let tpot_s = Runs::new(ok.iter().filter(|r| r.output_len > 1).map(|r| {
-        let tpot = (seconds(r.latency_ns) - seconds(r.ttft_ns)) / (r.output_len - 1) as f64;
-        (tpot, 1)
-    }));
+    let tpot_s = Runs::from_values(
+        ok.iter()
+            .filter(|r| r.output_len > 1)
+            .map(|r| (seconds(r.latency_ns) - seconds(r.ttft_ns)) / (r.output_len - 1) as f64),
+    );
     let itl_s = Runs::new(rec.itl.iter().map(|run| (seconds(run.gap_ns), run.count)));
 
     let dur_s = seconds(rec.duration_ns);

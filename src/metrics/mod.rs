@@ -2,5 +2,6 @@
 pub mod aggregate;
 pub mod percentile;
 pub mod record;
+pub mod sort;
 
 pub use aggregate::{compute, BenchMetrics, Stats};

@@ -10,13 +10,39 @@
 //! An empty multiset gives 0 for every statistic: bench_serving calls `np.mean(x or 0)`,
 //! i.e. the statistics of the one-element array `[0]`.
 
-/// A multiset of finite `f64` values stored as sorted runs of equal values.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Runs {
-    /// Distinct values in ascending order with their multiplicities (all > 0).
-    runs: Vec<(f64, u64)>,
-    /// `ends[i]` = number of samples in `runs[..=i]` (the rank just past run `i`).
-    ends: Vec<u64>,
+/// A multiset of finite `f64` values, either as sorted runs of equal values (any counts) or,
+/// for per-request lists where every count is 1, as the plain sorted values (8 bytes a sample,
+/// one unstable sort). Both give bit-identical statistics: the sums walk the same groups of
+/// equal values in the same order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runs(Repr, Sum);
+
+/// `np.sum` of the samples, computed once (mean and std both need it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sum(f64);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Repr {
+    Runs {
+        /// Distinct values in ascending order with their multiplicities (all > 0).
+        runs: Vec<(f64, u64)>,
+        /// `ends[i]` = number of samples in `runs[..=i]` (the rank just past run `i`).
+        ends: Vec<u64>,
+    },
+    /// Every sample, ascending; no −0.0 (so equal values have equal bits).
+    Values(Vec<f64>),
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs::with_sum(Repr::Values(Vec::new()))
+    }
+}
+
+/// `f64::total_cmp` as an integer key (same order; equal keys are equal bits).
+fn total_key(v: f64) -> i64 {
+    let bits = v.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
 impl Runs {
@@ -24,7 +50,8 @@ impl Runs {
     /// merged. Values are ordered with `f64::total_cmp` (callers pass finite values).
     pub fn new(runs: impl IntoIterator<Item = (f64, u64)>) -> Self {
         let mut sorted: Vec<(f64, u64)> = runs.into_iter().filter(|&(_, c)| c > 0).collect();
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Equal keys are equal values, whose counts are merged: the order among them is moot.
+        sorted.sort_unstable_by_key(|r| total_key(r.0));
         let mut merged: Vec<(f64, u64)> = Vec::with_capacity(sorted.len());
         for (v, c) in sorted {
             match merged.last_mut() {
@@ -38,22 +65,79 @@ impl Runs {
             total += c;
             ends.push(total);
         }
-        Runs { runs: merged, ends }
+        Runs::with_sum(Repr::Runs { runs: merged, ends })
+    }
+
+    fn with_sum(repr: Repr) -> Self {
+        let mut r = Runs(repr, Sum(0.0));
+        r.1 = Sum(r.sum_groups(|v, c| v * c as f64));
+        r
+    }
+
+    /// The multiset of `values`, each counted once (what [`Runs::new`] gives for count 1).
+    pub fn from_values(values: impl IntoIterator<Item = f64>) -> Self {
+        Self::from_sorted(super::sort::sorted_total(values.into_iter().collect()))
+    }
+
+    /// [`Runs::from_values`] of `convert(t)` for integer samples `t`, where `convert` is
+    /// non-decreasing (e.g. ns to seconds): the integers are sorted, then converted.
+    pub fn from_ints(ints: impl IntoIterator<Item = u64>, convert: impl Fn(u64) -> f64) -> Self {
+        let sorted = super::sort::sorted_u64(ints.into_iter().collect());
+        Self::from_sorted(sorted.into_iter().map(convert).collect())
+    }
+
+    /// `v` must be in `total_cmp` order.
+    fn from_sorted(v: Vec<f64>) -> Self {
+        if v.iter().any(|&x| x == 0.0 && x.is_sign_negative()) {
+            // −0.0 == 0.0 but has other bits: keep the runs form's choice of representative.
+            return Runs::new(v.into_iter().map(|x| (x, 1)));
+        }
+        Runs::with_sum(Repr::Values(v))
     }
 
     /// Number of samples (Σ counts).
     pub fn len(&self) -> u64 {
-        self.ends.last().copied().unwrap_or(0)
+        match &self.0 {
+            Repr::Runs { ends, .. } => ends.last().copied().unwrap_or(0),
+            Repr::Values(v) => v.len() as u64,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
+        self.len() == 0
+    }
+
+    /// Calls `f` with the distinct values ascending and their counts (groups of equal
+    /// values), then returns the compensated sum of what `f` returned.
+    fn sum_groups(&self, mut f: impl FnMut(f64, u64) -> f64) -> f64 {
+        let mut acc = Neumaier::default();
+        match &self.0 {
+            Repr::Runs { runs, .. } => runs.iter().for_each(|&(v, c)| acc.add(f(v, c))),
+            Repr::Values(v) => {
+                let mut i = 0;
+                while i < v.len() {
+                    let x = v[i];
+                    let start = i;
+                    i += 1;
+                    while i < v.len() && v[i] == x {
+                        i += 1;
+                    }
+                    acc.add(f(x, (i - start) as u64));
+                }
+            }
+        }
+        acc.total()
     }
 
     /// The sample at 0-based `rank` of the sorted expansion (`rank < len()`).
     fn at(&self, rank: u64) -> f64 {
-        let i = self.ends.partition_point(|&end| end <= rank);
-        self.runs[i.min(self.runs.len() - 1)].0
+        match &self.0 {
+            Repr::Runs { runs, ends } => {
+                let i = ends.partition_point(|&end| end <= rank);
+                runs[i.min(runs.len() - 1)].0
+            }
+            Repr::Values(v) => v[(rank as usize).min(v.len() - 1)],
+        }
     }
 
     /// `np.percentile(x, q_pct)` (method `'linear'`), for `q_pct` in [0, 100].
@@ -104,7 +188,7 @@ impl Runs {
 
     /// `np.sum(x)` (0 when empty).
     pub fn sum(&self) -> f64 {
-        compensated_sum(self.runs.iter().map(|&(v, c)| v * c as f64))
+        self.1 .0
     }
 
     /// `np.std(x)` with `ddof=0`: `sqrt(mean(|x - mean(x)|^2))`.
@@ -114,16 +198,19 @@ impl Runs {
             return 0.0;
         }
         let mean = self.mean();
-        let sq = compensated_sum(self.runs.iter().map(|&(v, c)| {
+        let sq = self.sum_groups(|v, c| {
             let d = v - mean;
             d * d * c as f64
-        }));
+        });
         (sq / n as f64).sqrt()
     }
 
     /// `np.max(x)` (0 when empty).
     pub fn max(&self) -> f64 {
-        self.runs.last().map_or(0.0, |&(v, _)| v)
+        match &self.0 {
+            Repr::Runs { runs, .. } => runs.last().map_or(0.0, |&(v, _)| v),
+            Repr::Values(v) => v.last().copied().unwrap_or(0.0),
+        }
     }
 }
 
@@ -141,19 +228,25 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 
 /// Kahan–Babuška (Neumaier) summation: within an ulp or two of the exact sum, so it agrees
 /// with numpy's pairwise summation to far better than anything bench_serving prints.
-fn compensated_sum(xs: impl Iterator<Item = f64>) -> f64 {
-    let mut sum = 0.0f64;
-    let mut comp = 0.0f64;
-    for x in xs {
-        let t = sum + x;
-        if sum.abs() >= x.abs() {
-            comp += (sum - t) + x;
+#[derive(Default)]
+struct Neumaier {
+    sum: f64,
+    comp: f64,
+}
+
+impl Neumaier {
+    fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        if self.sum.abs() >= x.abs() {
+            self.comp += (self.sum - t) + x;
         } else {
-            comp += (x - t) + sum;
+            self.comp += (x - t) + self.sum;
         }
-        sum = t;
+        self.sum = t;
     }
-    sum + comp
+    fn total(&self) -> f64 {
+        self.sum + self.comp
+    }
 }
 
 #[cfg(test)]
@@ -189,5 +282,36 @@ mod tests {
         let r = Runs::new([(2.0, 0), (1.0, 2), (1.0, 1)]);
         assert_eq!(r.len(), 3);
         assert_eq!(r.percentile(100.0), 1.0);
+    }
+
+    #[test]
+    fn plain_values_give_the_same_bits_as_runs() {
+        let mut x: u64 = 7;
+        let values: Vec<f64> = (0..5000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Many ties, and values whose sums round.
+                ((x >> 52) % 300) as f64 * 0.001 + 1e-9 * ((x >> 40) % 3) as f64
+            })
+            .collect();
+        let a = Runs::new(values.iter().map(|&v| (v, 1)));
+        let b = Runs::from_values(values.iter().copied());
+        assert!(matches!(b.0, Repr::Values(_)));
+        for q in [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
+            assert_eq!(a.percentile(q).to_bits(), b.percentile(q).to_bits(), "p{q}");
+        }
+        assert_eq!(a.median().to_bits(), b.median().to_bits());
+        assert_eq!(a.mean().to_bits(), b.mean().to_bits());
+        assert_eq!(a.std().to_bits(), b.std().to_bits());
+        assert_eq!(a.max().to_bits(), b.max().to_bits());
+        assert_eq!(a.len(), b.len());
+        let z = Runs::from_values([0.0, -0.0, 1.0]);
+        assert_eq!(z, Runs::new([(0.0, 1), (-0.0, 1), (1.0, 1)]));
+        assert_eq!(Runs::from_values([]).max(), 0.0);
+        let ints: Vec<u64> = (0..3000).map(|i| (i * 7919) % 1000 * 1_000_003).collect();
+        let c = Runs::from_ints(ints.iter().copied(), |t| t as f64 / 1e9);
+        assert_eq!(c, Runs::from_values(ints.iter().map(|&t| t as f64 / 1e9)));
     }
 }

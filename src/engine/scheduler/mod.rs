@@ -6,8 +6,8 @@ pub mod adder;
 mod decode;
 
 use super::radix::PrefixCache;
-use super::request::{Phase, Req};
-use super::running::Running;
+use super::request::{Phase, Req, ReqTable};
+use super::running::{IdMap, Running};
 use crate::cost::BatchShape;
 use crate::spec::server::{SchedulePolicy, ServerConfig};
 use adder::{AddResult, PrefillAdder};
@@ -77,7 +77,8 @@ impl SchedStats {
 #[derive(Debug, Clone)]
 pub struct Scheduler {
     pub cfg: ServerConfig,
-    pub reqs: Vec<Req>,
+    /// Requests by local id; finished ones are dropped at the next `next_batch`.
+    pub reqs: ReqTable,
     waiting: VecDeque<usize>,
     pub running: Running,
     chunked: Option<usize>,
@@ -95,7 +96,11 @@ pub struct Scheduler {
     window: Option<u64>,
     /// Shared-prefix groups in the radix cache.
     pub cache: PrefixCache,
+    /// Shared-prefix group and prefix length of the requests in the server that have one.
+    groups: IdMap<(u64, u64)>,
     pub stats: SchedStats,
+    /// Scratch for the members finishing in a decode step (reused: no allocation per step).
+    finished_scratch: Vec<super::running::Member>,
 }
 
 impl Scheduler {
@@ -105,7 +110,7 @@ impl Scheduler {
         Scheduler {
             running: Running::new(cfg.page_size),
             cfg,
-            reqs: Vec::new(),
+            reqs: ReqTable::default(),
             waiting: VecDeque::new(),
             chunked: None,
             kv_used: 0,
@@ -118,15 +123,15 @@ impl Scheduler {
             ghosts: (0, 0),
             window,
             cache: PrefixCache::default(),
+            groups: IdMap::default(),
             stats: SchedStats::default(),
+            finished_scratch: Vec::new(),
         }
     }
 
     /// Registers a request (not yet arrived). Ids must be dense from 0.
     pub fn add_request(&mut self, input_len: u64, max_new: u64) -> usize {
-        let id = self.reqs.len();
-        self.reqs.push(Req::new(id, input_len, max_new));
-        id
+        self.reqs.push(Req::new(input_len, max_new))
     }
 
     /// A request reaches the waiting queue.
@@ -164,25 +169,33 @@ impl Scheduler {
         self.cfg.ceil_page(ctx.max(r.shared)) - r.shared
     }
 
-    /// Declares request `id`'s shared-prefix group.
+    /// Declares request `id`'s shared-prefix group (kept only while the radix cache is on:
+    /// groups matter to nothing else).
     pub fn set_prefix_group(&mut self, id: usize, group: u64, prefix_len: u64) {
-        let r = &mut self.reqs[id];
-        r.group = Some(group);
-        r.group_prefix = prefix_len.min(r.input_len);
+        if self.cfg.radix_cache {
+            let prefix = prefix_len.min(self.reqs[id].input_len);
+            self.groups.insert(id, (group, prefix));
+        }
     }
 
-    /// Prompt tokens of `r` the cache would serve now (page-aligned, at most fill − 1).
-    fn cache_hit(&self, r: &Req) -> u64 {
-        match r.group {
-            Some(g) if self.cfg.radix_cache => {
+    /// Request `id`'s (group, shared prefix tokens), if it has one and the radix cache is on.
+    fn group_of(&self, id: usize) -> Option<(u64, u64)> {
+        self.groups.get(&id).copied()
+    }
+
+    /// Prompt tokens of request `id` the cache would serve now (page-aligned, at most
+    /// fill − 1).
+    fn cache_hit(&self, id: usize) -> u64 {
+        match self.group_of(id) {
+            Some((g, group_prefix)) => {
                 let hit = self
                     .cache
                     .cached(g)
-                    .min(r.group_prefix)
-                    .min(r.fill_len().saturating_sub(1));
+                    .min(group_prefix)
+                    .min(self.reqs[id].fill_len().saturating_sub(1));
                 hit / self.cfg.page_size * self.cfg.page_size
             }
-            _ => 0,
+            None => 0,
         }
     }
 
@@ -191,12 +204,13 @@ impl Scheduler {
     pub(super) fn leave_pool(&mut self, id: usize, ctx: u64, finished: bool) {
         let own = self.own_alloc(&self.reqs[id], ctx);
         self.release(own);
-        if let Some(g) = self.reqs[id].group.filter(|_| self.cfg.radix_cache) {
+        if let Some((g, _)) = self.group_of(id) {
             if finished {
                 let keep = ctx / self.cfg.page_size * self.cfg.page_size;
                 let added = self.cache.insert(g, keep);
                 self.make_room(0);
                 debug_assert!(added <= own + self.cfg.page_size);
+                self.groups.remove(&id); // done with the group for good
             }
             self.cache.unlock(g);
         }
@@ -231,6 +245,11 @@ impl Scheduler {
 
     /// `get_next_batch_to_run`: prefill first if one can be formed, else decode.
     pub fn next_batch(&mut self) -> Option<Batch> {
+        self.reqs.trim();
+        let cap = self.waiting.capacity();
+        if cap > 4096 && self.waiting.len() < cap / 4 {
+            self.waiting.shrink_to(cap / 2); // a drained backlog gives its memory back
+        }
         if let Some(b) = self.try_prefill() {
             self.ghosts = (0, 0);
             self.stats.prefill_steps += 1;
@@ -288,7 +307,7 @@ impl Scheduler {
             self.cfg.chunked_prefill_size,
             mixed,
         );
-        let mut items: Vec<PrefillItem> = Vec::new();
+        let mut items: Vec<PrefillItem> = Vec::with_capacity(self.waiting.len().min(63) + 1);
         if let Some(id) = self.chunked {
             let r = &self.reqs[id];
             let (extend, last) = adder.add_chunked(r.extend_len(), r.remaining_new());
@@ -308,7 +327,7 @@ impl Scheduler {
                 break;
             }
             let hit = if self.reqs[id].shared == 0 {
-                self.cache_hit(&self.reqs[id])
+                self.cache_hit(id)
             } else {
                 self.reqs[id].shared
             };
@@ -333,7 +352,7 @@ impl Scheduler {
             }
             if let Some(e) = admitted {
                 self.waiting.pop_front();
-                if let Some(g) = self.reqs[id].group.filter(|_| self.cfg.radix_cache) {
+                if let Some((g, _)) = self.group_of(id) {
                     self.cache.lock(g);
                 }
                 self.stats.prefix_hit_tokens += hit;
@@ -472,12 +491,12 @@ impl Scheduler {
     /// After its last prefill chunk, a request's shared prefix moves into its group's cache
     /// (or, if a sibling put it there first, its duplicate copy is freed).
     fn insert_group_prefix(&mut self, id: usize) {
-        let r = &self.reqs[id];
-        let Some(g) = r.group.filter(|_| self.cfg.radix_cache) else {
+        let Some((g, group_prefix)) = self.group_of(id) else {
             return;
         };
+        let r = &self.reqs[id];
         let page = self.cfg.page_size;
-        let gp = r.group_prefix.min(r.fill_len().saturating_sub(1)) / page * page;
+        let gp = group_prefix.min(r.fill_len().saturating_sub(1)) / page * page;
         if gp <= r.shared {
             return;
         }
@@ -490,11 +509,20 @@ impl Scheduler {
     /// Applies a finished step: prefill requests get their token and join the running batch
     /// (or stay chunked), the running batch advances one token, finished requests leave.
     pub fn complete(&mut self, batch: &Batch) -> StepResult {
-        let mut res = StepResult::default();
+        let mut res = StepResult {
+            prefill_tokens: Vec::with_capacity(batch.prefill.len()),
+            ..Default::default()
+        };
+        let mut done = std::mem::take(&mut self.finished_scratch);
+        done.clear();
         if batch.decode {
-            res.decoded = self.running.len();
+            self.running.step_into(&mut done);
+        }
+        res.finished = Vec::with_capacity(done.len() + batch.prefill.len());
+        if batch.decode {
+            res.decoded = self.running.len() + done.len() as u64;
             let mut ghost_ctx = 0;
-            for m in self.running.step() {
+            for &m in &done {
                 let ctx = self.running.ctx_of(&m);
                 self.leave_pool(m.id, ctx, true);
                 ghost_ctx += ctx;
@@ -512,6 +540,7 @@ impl Scheduler {
                 (0, 0)
             };
         }
+        self.finished_scratch = done;
         for it in &batch.prefill {
             if !it.last_chunk {
                 continue;
