@@ -57,6 +57,20 @@ fn benches(c: &mut Criterion) {
     g.bench_function("default_qwen3-8b_h100_1000_cap64", |b| {
         b.iter(|| run(&default).unwrap())
     });
+    // Seed 001 (the shortest recorded run: 0.56 s of benchmark): its simulated/wall ratio.
+    let seed001 = scenario(
+        "h100-sxm5-80gb",
+        "qwen2.5-0.5b",
+        ServerFlags::default(),
+        ClientFlags {
+            seed: Some(1),
+            bench_version: Some("0.5.8".parse().unwrap()),
+            ..random(200, 64, 16, 0.0)
+        },
+    );
+    g.bench_function("seed001_qwen2.5-0.5b_h100_200x64x16", |b| {
+        b.iter(|| run(&seed001).unwrap())
+    });
     // Issue 7(a): seed 003's Qwen3-8B ShareGPT run (validation/003_*.txt run 0, as
     // `servesim replay` builds it): 10000 prompts from the bundled ShareGPT table, rate inf,
     // seed 1, bench_serving 0.3.0 against SGLang 0.5.1 on one A100.

@@ -22,9 +22,10 @@ impl Router {
         }
     }
 
-    /// Picks a replica given each replica's load; advances round robin.
-    pub fn pick(&mut self, loads: &[u64]) -> usize {
-        let n = loads.len().max(1);
+    /// Picks one of `n` replicas (`load(r)`: replica r's waiting + running requests, asked
+    /// only by shortest queue); advances round robin.
+    pub fn pick(&mut self, n: usize, load: impl Fn(usize) -> u64) -> usize {
+        let n = n.max(1);
         match *self {
             Router::RoundRobin => {
                 *self = Router::RoundRobinAt(1 % n);
@@ -34,11 +35,7 @@ impl Router {
                 *self = Router::RoundRobinAt((i + 1) % n);
                 i % n
             }
-            Router::ShortestQueue => loads
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, &l)| (l, i))
-                .map_or(0, |(i, _)| i),
+            Router::ShortestQueue => (0..n).min_by_key(|&i| (load(i), i)).unwrap_or(0),
         }
     }
 }
@@ -49,9 +46,10 @@ mod tests {
     #[test]
     fn round_robin_cycles_and_shortest_queue_breaks_ties_low() {
         let mut r = Router::RoundRobin;
-        let picks: Vec<usize> = (0..5).map(|_| r.pick(&[0, 0, 0])).collect();
+        let picks: Vec<usize> = (0..5).map(|_| r.pick(3, |_| 0)).collect();
         assert_eq!(picks, vec![0, 1, 2, 0, 1]);
         let mut s = Router::ShortestQueue;
-        assert_eq!(s.pick(&[3, 1, 1]), 1);
+        let loads = [3, 1, 1];
+        assert_eq!(s.pick(3, |i| loads[i]), 1);
     }
 }

@@ -296,8 +296,10 @@ impl Sim<'_> {
 
     /// The router hands request `i` to a replica's waiting queue; returns the replica.
     fn route(&mut self, i: usize) -> usize {
-        let loads: Vec<u64> = self.replicas.iter().map(|x| x.sched.load()).collect();
-        let r = self.router.pick(&loads);
+        let replicas = &self.replicas;
+        let r = self
+            .router
+            .pick(replicas.len(), |k| replicas[k].sched.load());
         let rep = &mut self.replicas[r];
         let req = &self.input.requests[i];
         let local = rep
