@@ -49,25 +49,6 @@ fn malformed_yaml_names_file_and_line() {
 }
 
 #[test]
-fn model_that_does_not_fit_says_weights_per_rank_versus_capacity() {
-    fails_with(
-        &[
-            "run",
-            "--hardware",
-            "a100-sxm4-80gb",
-            "--model",
-            "llama-3.1-70b",
-        ],
-        &[
-            "impossible deployment",
-            "GiB per rank",
-            "tp 1",
-            "free per device",
-        ],
-    );
-}
-
-#[test]
 fn zero_negative_and_nan_counts_are_rejected() {
     fails_with(&["run", "--num-prompts", "0"], &["num_prompts"]);
     fails_with(&["run", "--request-rate=-3"], &["request"]);

@@ -273,6 +273,20 @@ proptest! {
     }
 }
 
+/// The scenario of `file` (no command-line flags), with invariants checked every step.
+fn checked(file: &ScenarioFile) -> Scenario {
+    let mut sc = Scenario::resolve(
+        file,
+        None,
+        None,
+        &ServerFlags::default(),
+        &ClientFlags::default(),
+    )
+    .unwrap();
+    sc.check_invariants = true;
+    sc
+}
+
 /// The minimal scenario of the known engine issue above; run with `--ignored` to check a fix.
 #[test]
 #[ignore = "known engine issue: page-rounded admission stall without the radix cache"]
@@ -296,15 +310,7 @@ fn known_engine_issue_page_rounding_stall() {
             ..Default::default()
         },
     };
-    let mut sc = Scenario::resolve(
-        &file,
-        None,
-        None,
-        &ServerFlags::default(),
-        &ClientFlags::default(),
-    )
-    .unwrap();
-    sc.check_invariants = true;
+    let mut sc = checked(&file);
     // Lengths (1, 1123), (1, 569), (1, 86): SGLang clips the first to 1085 new tokens.
     sc.lengths = Some(vec![(1, 1123), (1, 569), (1, 86)]);
     run(&sc).expect("all three requests are admissible and finish");
@@ -331,14 +337,6 @@ fn known_engine_issue_decode_stall_with_pages() {
             ..Default::default()
         },
     };
-    let mut sc = Scenario::resolve(
-        &file,
-        None,
-        None,
-        &ServerFlags::default(),
-        &ClientFlags::default(),
-    )
-    .unwrap();
-    sc.check_invariants = true;
+    let sc = checked(&file);
     run(&sc).expect("48 requests that each fit the pool finish (with retractions)");
 }

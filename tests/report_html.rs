@@ -19,24 +19,26 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// The run every run report is made from.
+const RUN_FLAGS: [&str; 6] = [
+    "--model",
+    "qwen2.5-0.5b",
+    "--num-prompts",
+    "60",
+    "--max-concurrency",
+    "16",
+];
+
 /// The three reports, written into `dir`: (html path, numbers that must be in the DOM).
 fn reports(dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
     let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let run_html = p("run.html");
-    let run_flags = [
-        "--model",
-        "qwen2.5-0.5b",
-        "--num-prompts",
-        "60",
-        "--max-concurrency",
-        "16",
-    ];
     let mut args = vec!["report", "--run", "-o", &run_html];
-    args.extend(run_flags);
+    args.extend(RUN_FLAGS);
     ok(&args);
     // The run's own report gives the numbers to look for.
     let mut run_args = vec!["run"];
-    run_args.extend(run_flags);
+    run_args.extend(RUN_FLAGS);
     let text = ok(&run_args);
     let value = |label: &str| {
         text.lines()
@@ -147,18 +149,9 @@ fn reports_are_self_contained_and_deterministic() {
     // Same input, same bytes.
     let again = tmp("again").join("again.html");
     let again_s = again.to_string_lossy().into_owned();
-    let (_, _, _) = servesim(&[
-        "report",
-        "--run",
-        "-o",
-        &again_s,
-        "--model",
-        "qwen2.5-0.5b",
-        "--num-prompts",
-        "60",
-        "--max-concurrency",
-        "16",
-    ]);
+    let mut again_args = vec!["report", "--run", "-o", &again_s];
+    again_args.extend(RUN_FLAGS);
+    let (_, _, _) = servesim(&again_args);
     assert_eq!(
         std::fs::read(&again).unwrap(),
         std::fs::read(dir.join("run.html")).unwrap()

@@ -269,35 +269,24 @@ mod tests {
                 .collect()
         };
         let opts = Options::default();
-        let free = minimize(
-            &[1.0, 0.0],
-            &[0.1, -3.0],
-            &[5.0, 1.0],
-            &f,
-            &opts,
-            &|_, _, _| {},
-        );
+        let fit = |lo_b: f64| {
+            minimize(
+                &[1.0, 0.0],
+                &[0.1, lo_b],
+                &[5.0, 1.0],
+                &f,
+                &opts,
+                &|_, _, _| {},
+            )
+        };
+        let free = fit(-3.0);
         assert!(
             (free.x[0] - 2.0).abs() < 1e-3 && (free.x[1] + 0.5).abs() < 1e-3,
             "{free:?}"
         );
-        let bounded = minimize(
-            &[1.0, 0.0],
-            &[0.1, -0.4],
-            &[5.0, 1.0],
-            &f,
-            &opts,
-            &|_, _, _| {},
-        );
+        let bounded = fit(-0.4);
         assert_eq!(bounded.x[1], -0.4);
-        let again = minimize(
-            &[1.0, 0.0],
-            &[0.1, -0.4],
-            &[5.0, 1.0],
-            &f,
-            &opts,
-            &|_, _, _| {},
-        );
+        let again = fit(-0.4);
         assert_eq!(bounded, again);
     }
 

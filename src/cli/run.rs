@@ -143,7 +143,7 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
          sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
          #Input tokens: {}\n#Output tokens: {}\n",
         sc.model.name,
-        if s.dp_attention { s.tp } else { s.tp * s.dp },
+        s.devices(),
         sc.hardware.name,
         s.tp,
         match (s.dp, s.dp_attention) {

@@ -391,14 +391,7 @@ impl Sim<'_> {
             .map(|b| b.as_ref().map(|b| b.shape).unwrap_or_default())
             .collect();
         let st = self.cost.group_step_time(&shapes);
-        let sum = shapes
-            .iter()
-            .fold(BatchShape::default(), |a, s| BatchShape {
-                prefill_tokens: a.prefill_tokens + s.prefill_tokens,
-                decode_reqs: a.decode_reqs + s.decode_reqs,
-                ..a
-            });
-        let end = self.step_end_time(t, st.total_ns, &sum)?;
+        let end = self.step_end_time(t, st.total_ns, &shapes)?;
         for (r, b) in batches.into_iter().enumerate() {
             if let Some(b) = &b {
                 self.sample(r, t, end - t, &b.shape);
@@ -412,8 +405,9 @@ impl Sim<'_> {
     }
 
     /// When a step of `total_ns` launched at `t` ends, or an error for a broken cost model or
-    /// an absurd profile (which must error, not overflow the clock).
-    fn step_end_time(&self, t: u64, total_ns: f64, shape: &BatchShape) -> Result<u64> {
+    /// an absurd profile (which must error, not overflow the clock); `shape` (the batch, or
+    /// the group's batches) only names the step in the error.
+    fn step_end_time(&self, t: u64, total_ns: f64, shape: &dyn std::fmt::Debug) -> Result<u64> {
         if !(total_ns.is_finite() && total_ns >= 0.0) {
             return Err(Error::Msg(format!(
                 "cost model returned {total_ns} ns for {shape:?}"

@@ -255,7 +255,7 @@ fn resolve(spec: &PlanSpec, index: usize) -> Pending {
     };
     let resolved = spec.grid.args(index).and_then(|a| {
         let sc = point::resolve(&spec.file, &a)?;
-        Ok((Deployment::of(&spec.file, &a, &sc), sc))
+        Ok((Deployment::of(&sc), sc))
     });
     match resolved {
         Ok((d, sc)) => {

@@ -407,6 +407,16 @@ impl ServerConfig {
         })
     }
 
+    /// GPUs (NPUs) the deployment occupies: one TP group with DP attention, else `dp`
+    /// replicas of `tp` each.
+    pub fn devices(&self) -> u64 {
+        if self.dp_attention {
+            self.tp
+        } else {
+            self.tp * self.dp
+        }
+    }
+
     /// Largest captured decode batch (0 without CUDA graphs).
     pub fn cuda_graph_max_bs(&self) -> u64 {
         self.cuda_graph_batch_sizes.last().copied().unwrap_or(0)

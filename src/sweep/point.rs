@@ -34,19 +34,15 @@ pub struct Deployment {
 }
 
 impl Deployment {
-    /// The deployment a point's flags resolve to.
-    pub fn of(file: &ScenarioFile, args: &PointArgs, sc: &Scenario) -> Deployment {
-        let server = file.server.merged(&args.server);
-        let dp = server.dp.unwrap_or(1).max(1);
-        let dp_attention = server.enable_dp_attention;
-        let tp = sc.server.tp;
+    /// The deployment a point's resolved scenario describes.
+    pub fn of(sc: &Scenario) -> Deployment {
         Deployment {
             hardware: sc.hardware.name.clone(),
             model: sc.model.name.clone(),
-            tp,
-            dp,
-            dp_attention,
-            devices: if dp_attention { tp } else { tp * dp },
+            tp: sc.server.tp,
+            dp: sc.server.dp,
+            dp_attention: sc.server.dp_attention,
+            devices: sc.server.devices(),
             max_concurrency: sc.client.max_concurrency,
             request_rate: py_float_repr(sc.client.request_rate),
             num_prompts: sc.client.num_prompts,
@@ -107,7 +103,7 @@ pub fn evaluate(
     };
     let outcome = args.and_then(|a| {
         let sc = resolve(file, &a)?;
-        row.deployment = Some(Deployment::of(file, &a, &sc));
+        row.deployment = Some(Deployment::of(&sc));
         run(&sc)
     });
     match outcome {
