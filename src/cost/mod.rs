@@ -2,8 +2,13 @@
 //!
 //! The engine describes a batch by aggregates only ([`BatchShape`]), so pricing a decode step is
 //! O(1) whatever the batch size. [`StepCost`] is the interface; [`roofline::Roofline`] the
-//! default implementation (operators on the profile's peaks × efficiencies + fixed overheads).
+//! default implementation (operators on the profile's peaks × efficiencies), with the
+//! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step.
+pub mod breakdown;
+pub mod overheads;
 pub mod roofline;
+
+use breakdown::{Component, CostItem, StepBreakdown};
 
 /// What a batch looks like to the cost model.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -57,6 +62,28 @@ pub struct StepTime {
 /// Prices a batch. Implementations must be deterministic and O(1) in the batch size.
 pub trait StepCost {
     fn step_time(&self, shape: &BatchShape) -> StepTime;
+
+    /// The step's time split by component, for `--explain`. Backends override this; the
+    /// default reports the GPU and CPU parts only.
+    fn explain(&self, shape: &BatchShape) -> StepBreakdown {
+        let time = self.step_time(shape);
+        StepBreakdown {
+            backend: "unknown".into(),
+            items: vec![
+                CostItem {
+                    component: Component::GpuOverhead,
+                    time_ns: time.gpu_ns,
+                    detail: "GPU time, not broken down by this backend".into(),
+                },
+                CostItem {
+                    component: Component::Cpu,
+                    time_ns: time.cpu_ns,
+                    detail: "scheduler CPU".into(),
+                },
+            ],
+            time,
+        }
+    }
 
     /// One lockstep step of DP-attention ranks (`shapes[r]` is rank r's batch, empty when the
     /// rank idles). The default prices the ranks as independent GPUs: the slowest one.

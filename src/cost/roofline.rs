@@ -4,6 +4,7 @@
 //! touched), attention (prefill over prefix + extend, decode over each context, GQA or MLA,
 //! sliding windows), TP all-reduce (alpha-beta); then the LM head on logit tokens only, and
 //! fixed overheads (per step, per layer when eager, per request CPU).
+use super::overheads::Overheads;
 use super::{BatchShape, StepCost, StepTime};
 use crate::spec::hardware::{AttentionEfficiency, ComputeType, HardwareProfile};
 use crate::spec::model::{ModelSpec, WeightFormat};
@@ -14,7 +15,7 @@ use crate::spec::server::ServerConfig;
 pub struct Roofline {
     hw: HardwareProfile,
     attn: AttentionEfficiency,
-    overlap: bool,
+    overheads: Overheads,
     tp: f64,
     hidden: f64,
     num_layers: f64,
@@ -88,7 +89,7 @@ impl Roofline {
         Ok(Roofline {
             attn: hw.attention(&server.attention_backend)?,
             hw: hw.clone(),
-            overlap: server.overlap_schedule,
+            overheads: Overheads::new(hw, model, server),
             tp: tp as f64,
             hidden: model.hidden_size as f64,
             num_layers: model.num_layers as f64,
@@ -279,7 +280,6 @@ impl Roofline {
 
     /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs.
     fn add_head_and_fixed(&self, t: f64, logits: f64, eager: bool) -> f64 {
-        let o = &self.hw.overheads;
         let head = self.gemm_ns(
             self.lm_head_params,
             logits,
@@ -288,12 +288,7 @@ impl Roofline {
             1.0,
             1.0,
         );
-        let launch = if eager {
-            o.graph_step_ns + self.num_layers * o.eager_layer_ns
-        } else {
-            o.graph_step_ns
-        };
-        t + head + (launch + self.num_layers * o.layer_ns + self.moe_layers * o.moe_layer_ns)
+        t + head + self.overheads.fixed_gpu_ns(eager)
     }
 
     /// GPU time of the forward pass (kernels + launch overheads), ns.
@@ -359,36 +354,19 @@ impl Roofline {
     }
 }
 
-impl Roofline {
-    /// Adds the scheduler CPU time (`cpu_ns`) to a GPU time: hidden under the GPU step by the
-    /// overlap scheduler, else serial.
-    fn with_cpu(&self, gpu_ns: f64, cpu_ns: f64) -> StepTime {
-        let total_ns = if self.overlap {
-            gpu_ns.max(cpu_ns)
-        } else {
-            gpu_ns + cpu_ns
-        };
-        StepTime {
-            total_ns,
-            gpu_ns,
-            cpu_ns,
-        }
-    }
-
-    fn cpu_ns(&self, s: &BatchShape) -> f64 {
-        let o = &self.hw.overheads;
-        o.step_cpu_ns + o.per_request_cpu_ns * (s.decode_reqs + s.prefill_reqs) as f64
-    }
-}
-
 impl StepCost for Roofline {
     fn step_time(&self, s: &BatchShape) -> StepTime {
-        self.with_cpu(self.gpu_ns(s), self.cpu_ns(s))
+        let o = &self.overheads;
+        o.with_cpu(self.gpu_ns(s), o.cpu_ns(s.decode_reqs + s.prefill_reqs))
     }
 
     /// Each rank's scheduler runs its own CPU work in parallel: the slowest one counts.
     fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
-        let cpu_ns = shapes.iter().map(|s| self.cpu_ns(s)).fold(0.0, f64::max);
-        self.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
+        let o = &self.overheads;
+        let cpu_ns = shapes
+            .iter()
+            .map(|s| o.cpu_ns(s.decode_reqs + s.prefill_reqs))
+            .fold(0.0, f64::max);
+        o.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
     }
 }
