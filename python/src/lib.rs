@@ -10,8 +10,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// back as code 101 with its message instead of unwinding into the interpreter.
 #[pyfunction]
 fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String) {
-    py.detach(|| {
-        match catch_unwind(AssertUnwindSafe(|| servesim::cli::execute(&args))) {
+    py.detach(
+        || match catch_unwind(AssertUnwindSafe(|| servesim::cli::execute(&args))) {
             Ok(Ok(stdout)) => (0, stdout),
             Ok(Err(e)) => (e.code, e.message),
             Err(panic) => {
@@ -25,8 +25,8 @@ fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String) {
                     format!("error: internal error (a servesim bug, please report it): {what}"),
                 )
             }
-        }
-    })
+        },
+    )
 }
 
 #[pymodule]
