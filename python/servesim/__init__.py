@@ -113,7 +113,8 @@ def _reserved(flags: Mapping[str, Any], names: Iterable[str], command: str) -> N
 def run(**flags: Any) -> Dict[str, Any]:
     """Simulates one bench_serving run (``servesim run``) and returns its JSON report as a
     dict: bench_serving's output-file keys (``output_throughput``, ``p99_tpot_ms``, …) plus
-    servesim's facts (``hardware``, ``model``, ``server``, ``stats``).
+    servesim's own facts under ``"servesim"`` (``hardware``, ``model``, the resolved ``server``
+    configuration, the simulation's ``stats``).
 
     Flags: ``scenario``, ``hardware``, ``model``, every server flag (``tp``, ``dp``,
     ``mem_fraction_static``, ``sglang_version``, …) and client flag (``num_prompts``,
