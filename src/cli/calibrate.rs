@@ -3,7 +3,7 @@
 //! `--cross-validate`, leave-one-out and leave-one-model-out) errors, and write the fitted
 //! profile with a provenance comment on every fitted field (to `--out`, else to stdout; the
 //! report then goes to stderr).
-use super::replay::emit;
+use super::emit;
 use super::sweep::progress_bar;
 use crate::calibrate::crossval::{cross_validate, CrossvalFile, ProfileCv};
 use crate::calibrate::fit::FitResult;
@@ -15,6 +15,7 @@ use crate::calibrate::{fit_date, id_ranges, Calibration, Request};
 use crate::error::{Error, Result};
 use crate::validate::manifest::Manifest;
 use crate::validate::render::{fmt_err, Style, Table};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -62,7 +63,7 @@ pub struct CalibrateArgs {
     pub quiet: bool,
 }
 
-pub fn calibrate(a: &CalibrateArgs) -> Result<()> {
+pub fn calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> Result<()> {
     let date = fit_date(a.date.as_deref())?;
     if !(a.prior.is_finite() && a.prior >= 0.0) {
         return Err(Error::invalid("--prior", "prior", "must be a number ≥ 0"));
@@ -119,14 +120,14 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<()> {
     match &a.out {
         Some(path) => {
             std::fs::write(path, &yaml).map_err(|e| Error::io(path, e))?;
-            emit(&format!(
-                "{report}\nfitted profile written to {}\n",
-                path.display()
-            ))
+            emit(
+                out,
+                &format!("{report}\nfitted profile written to {}\n", path.display()),
+            )
         }
         None => {
             eprint!("{report}");
-            emit(&yaml)
+            emit(out, &yaml)
         }
     }
 }

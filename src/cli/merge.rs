@@ -5,6 +5,7 @@ use super::sweep::write_outputs;
 use crate::error::{Error, Result};
 use crate::sweep::output::SweepFile;
 use crate::sweep::shard::merge as merge_files;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -20,7 +21,7 @@ pub struct MergeArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn merge(a: &MergeArgs) -> Result<()> {
+pub fn merge(a: &MergeArgs, out: &mut dyn Write) -> Result<()> {
     let files = a
         .files
         .iter()
@@ -31,11 +32,13 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
     if let Some(dir) = &a.dir {
         write_outputs(&merged, dir, true)?;
     }
-    println!(
-        "servesim merge: {} files, {} points → {}",
-        files.len(),
-        merged.rows.len(),
-        a.out.display()
-    );
-    Ok(())
+    super::emit(
+        out,
+        &format!(
+            "servesim merge: {} files, {} points → {}\n",
+            files.len(),
+            merged.rows.len(),
+            a.out.display()
+        ),
+    )
 }

@@ -1,6 +1,7 @@
 //! Command-line interface: `servesim run | replay | validate | profiles`. Flag names follow
 //! SGLang's `launch_server` and `bench_serving`. Errors print one line and exit non-zero.
 mod calibrate;
+mod exec;
 mod merge;
 mod plan;
 mod replay;
@@ -9,7 +10,11 @@ mod run;
 mod sweep;
 mod validate;
 
+pub use exec::{execute, CliError};
+
+use crate::error::{Error, Result};
 use clap::{Parser, Subcommand};
+use std::io::Write;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,12 +54,7 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
-            // One line: clap's first line names the flag and the problem.
-            let text = e.to_string();
-            eprintln!(
-                "{}",
-                text.lines().next().unwrap_or("error: invalid arguments")
-            );
+            eprintln!("{}", clap_error_line(&e));
             return 2;
         }
         Err(e) => {
@@ -62,32 +62,52 @@ pub fn main() -> i32 {
             return 0;
         }
     };
-    let result = match cli.command {
-        Command::Run(a) => run::run(&a),
-        Command::Replay(a) => replay::replay(&a),
-        Command::Validate(a) => validate::validate(&a),
-        Command::Calibrate(a) => calibrate::calibrate(&a),
-        Command::Sweep(a) => sweep::sweep(&a),
-        Command::Plan(a) => plan::plan(&a),
-        Command::Report(a) => report::report(&a),
-        Command::Merge(a) => merge::merge(&a),
-        Command::Profiles => {
-            println!(
-                "hardware: {}",
-                crate::spec::bundled::hardware_names().join(", ")
-            );
-            println!(
-                "models:   {}",
-                crate::spec::bundled::model_names().join(", ")
-            );
-            Ok(())
-        }
-    };
-    match result {
+    match dispatch(cli.command, &mut std::io::stdout()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
             1
         }
+    }
+}
+
+/// One line for a command-line error: clap's first line names the flag and the problem.
+fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .next()
+        .unwrap_or("error: invalid arguments")
+        .to_string()
+}
+
+/// Runs one parsed command, writing what it prints on stdout to `out`.
+fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
+    match command {
+        Command::Run(a) => run::run(&a, out),
+        Command::Replay(a) => replay::replay(&a, out),
+        Command::Validate(a) => validate::validate(&a, out),
+        Command::Calibrate(a) => calibrate::calibrate(&a, out),
+        Command::Sweep(a) => sweep::sweep(&a, out),
+        Command::Plan(a) => plan::plan(&a, out),
+        Command::Report(a) => report::report(&a, out),
+        Command::Merge(a) => merge::merge(&a, out),
+        Command::Profiles => emit(
+            out,
+            &format!(
+                "hardware: {}\nmodels:   {}\n",
+                crate::spec::bundled::hardware_names().join(", "),
+                crate::spec::bundled::model_names().join(", ")
+            ),
+        ),
+    }
+}
+
+/// Writes `text` to a command's output; a closed pipe (`| head`) is not an error.
+pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::Msg(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
     }
 }

@@ -6,6 +6,7 @@ use super::sweep::progress_bar;
 use crate::error::{Error, Result};
 use crate::plan::{plan as compute, render, Goal, PlanSpec, Prices, Slo};
 use crate::sweep::grid::{Grid, GridArgs};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -47,7 +48,7 @@ pub struct PlanArgs {
     pub grid: GridArgs,
 }
 
-pub fn plan(a: &PlanArgs) -> Result<()> {
+pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
     if !["text", "json"].contains(&a.format.as_str()) {
         return Err(Error::Unknown {
             kind: "format",
@@ -80,13 +81,12 @@ pub fn plan(a: &PlanArgs) -> Result<()> {
     let pb = progress_bar(spec.grid.len(), a.quiet, "deployments");
     let p = compute(&spec, &|| pb.inc(1))?;
     pb.finish_and_clear();
-    print!(
-        "{}",
-        if a.format == "json" {
+    super::emit(
+        out,
+        &if a.format == "json" {
             render::json(&p)
         } else {
             render::text(&p)
-        }
-    );
-    Ok(())
+        },
+    )
 }

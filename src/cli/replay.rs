@@ -14,7 +14,7 @@ use crate::validate::render::{replay_table, Style};
 use crate::validate::replay::scenario_for;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -65,7 +65,7 @@ struct JsonRun {
     metrics: Vec<MetricRow>,
 }
 
-pub fn replay(a: &ReplayArgs) -> Result<()> {
+pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
     let style = match a.format.as_str() {
         "text" => Some(Style::Text),
         "markdown" => Some(Style::Markdown),
@@ -199,7 +199,7 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     }
-    emit(&text)?;
+    super::emit(out_w, &text)?;
     match failed.as_slice() {
         [] => Ok(()),
         f => Err(Error::Msg(format!(
@@ -207,16 +207,5 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
             f.len(),
             f
         ))),
-    }
-}
-
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Error::Msg(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
     }
 }

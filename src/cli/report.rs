@@ -7,6 +7,7 @@ use crate::report::{html, text, timeline};
 use crate::simulation::run as simulate;
 use crate::spec::load::read_text;
 use crate::sweep::output::SweepFile;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -29,7 +30,7 @@ pub struct ReportArgs {
     pub run_args: RunArgs,
 }
 
-pub fn report(a: &ReportArgs) -> Result<()> {
+pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
     let page = if a.run {
         run_page(&a.run_args)?
     } else {
@@ -55,8 +56,7 @@ pub fn report(a: &ReportArgs) -> Result<()> {
         }
     };
     std::fs::write(&a.out, page).map_err(|e| Error::io(&a.out, e))?;
-    println!("servesim report: {}", a.out.display());
-    Ok(())
+    super::emit(out, &format!("servesim report: {}\n", a.out.display()))
 }
 
 /// Simulates the run and renders its page (also writing --timeline/--plot when given).

@@ -6,6 +6,7 @@ use crate::simulation::{run as simulate, RunOutput, Scenario};
 use crate::spec::load::from_yaml_str;
 use crate::spec::server::ServerFlags;
 use crate::spec::workload::{ClientFlags, ScenarioFile};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -93,7 +94,7 @@ pub fn scenario(a: &RunArgs) -> Result<Scenario> {
     Ok(sc)
 }
 
-pub fn run(a: &RunArgs) -> Result<()> {
+pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     let sc = scenario(a)?;
     if !["text", "json"].contains(&a.output_format.as_str()) {
         return Err(crate::error::Error::Unknown {
@@ -109,15 +110,19 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let wall_s = wall.elapsed().as_secs_f64();
     crate::report::timeline::write(&out.timeline, a.timeline.as_deref(), a.plot.as_deref())?;
-    if a.output_format == "json" {
-        println!(
-            "{}",
+    let report = if a.output_format == "json" {
+        format!(
+            "{}\n",
             json::render(&out.metrics, &sc.header(), &extra(&sc, &out))
-        );
+        )
     } else {
-        print!("{}", preamble(&sc, &out));
-        println!("{}", text::render(&out.metrics, &sc.header()).trim_end());
-    }
+        format!(
+            "{}{}\n",
+            preamble(&sc, &out),
+            text::render(&out.metrics, &sc.header()).trim_end()
+        )
+    };
+    super::emit(out_w, &report)?;
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
     }

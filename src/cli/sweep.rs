@@ -10,7 +10,7 @@ use crate::sweep::shard::{indices, Shard};
 use crate::sweep::Sweep;
 use crate::validate::render::{fmt_compact, Style, Table};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -50,7 +50,7 @@ pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
     pb
 }
 
-pub fn sweep(a: &SweepArgs) -> Result<()> {
+pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
     let file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
     let s = Sweep {
@@ -64,8 +64,7 @@ pub fn sweep(a: &SweepArgs) -> Result<()> {
     pb.finish_and_clear();
     let charts = !a.no_charts && a.shard.is_none();
     write_outputs(&result, &a.out, charts)?;
-    print!("{}", summary(&result, &a.out, charts));
-    Ok(())
+    super::emit(out, &summary(&result, &a.out, charts))
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {

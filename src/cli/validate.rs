@@ -1,13 +1,14 @@
 //! `servesim validate`: replay every entry of the validation manifest, print one row per run
 //! (real, simulated, error % for the headline metrics) and the error summary, as text, JSON or
 //! the README's markdown section; `--update-readme` rewrites that section in place.
-use super::replay::emit;
+use super::emit;
 use crate::error::{Error, Result};
 use crate::validate::compare::validate as run_validation;
 use crate::validate::manifest::Manifest;
 use crate::validate::render::{
     replace_readme_section, validation_json, validation_markdown, validation_text,
 };
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -24,7 +25,7 @@ pub struct ValidateArgs {
     pub update_readme: Option<PathBuf>,
 }
 
-pub fn validate(a: &ValidateArgs) -> Result<()> {
+pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     if !["text", "json", "markdown"].contains(&a.format.as_str()) {
         return Err(Error::Unknown {
             kind: "format",
@@ -45,9 +46,12 @@ pub fn validate(a: &ValidateArgs) -> Result<()> {
         );
         return Ok(());
     }
-    emit(&match a.format.as_str() {
-        "json" => format!("{}\n", validation_json(&v)),
-        "markdown" => validation_markdown(&v),
-        _ => validation_text(&v),
-    })
+    emit(
+        out,
+        &match a.format.as_str() {
+            "json" => format!("{}\n", validation_json(&v)),
+            "markdown" => validation_markdown(&v),
+            _ => validation_text(&v),
+        },
+    )
 }

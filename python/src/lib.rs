@@ -1,0 +1,37 @@
+//! `servesim._native`: the Rust half of the Python package. One function, [`execute`], runs a
+//! `servesim` command through `servesim::cli::execute` (the CLI's own parser and commands) with
+//! the interpreter released, so the Python API is the CLI's, flag for flag and message for
+//! message; `servesim/__init__.py` turns keyword arguments into flags and JSON into dicts.
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `servesim ARGS…` and returns `(exit_code, text)`: the command's stdout when the code is
+/// 0, else the one line the CLI prints on stderr (`error: …`). A panic (a servesim bug) comes
+/// back as code 101 with its message instead of unwinding into the interpreter.
+#[pyfunction]
+fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String) {
+    py.detach(
+        || match catch_unwind(AssertUnwindSafe(|| servesim::cli::execute(&args))) {
+            Ok(Ok(stdout)) => (0, stdout),
+            Ok(Err(e)) => (e.code, e.message),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                (
+                    101,
+                    format!("error: internal error (a servesim bug, please report it): {what}"),
+                )
+            }
+        },
+    )
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(execute, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
