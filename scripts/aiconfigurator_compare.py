@@ -60,7 +60,6 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -283,6 +282,8 @@ def main() -> int:
     ap.add_argument("--reuse", default=None, metavar="JSON",
                     help="take AIC's results from an existing aiconfigurator.json instead of running AIC "
                          "(to redo only the servesim comparison)")
+    ap.add_argument("--servesim-commit", default="(commit not stated)", metavar="TEXT",
+                    help="which servesim build wrote --servesim-json, e.g. 'commit 04d4f8e' (recorded in the JSON)")
     ap.add_argument("--servesim-crossval", default=None, metavar="JSON",
                     help="validation/crossval.json: adds servesim's leave-one-model-out errors on the same runs")
     ap.add_argument("--only", default=None, help="comma-separated run ids (for a quick check; medians then cover those only)")
@@ -291,15 +292,14 @@ def main() -> int:
         print(render_markdown(json.loads(Path(args.render).read_text())))
         return 0
     logging.disable(logging.CRITICAL)
-
-    import aiconfigurator_core
     from importlib.metadata import version
 
     versions = {"aiconfigurator": version("aiconfigurator"), "aiconfigurator-core": version("aiconfigurator-core")}
     aic_bin = Path(sys.executable).parent / "aiconfigurator"
     bundled = aic_bundled_models()
     manifest = yaml.safe_load((VALIDATION / "manifest.yaml").read_text())
-    tmp = Path(tempfile.mkdtemp(prefix="aic_models_"))
+    os.chdir(REPO)  # model paths below are repo-relative, so the recorded invocations are stable
+    tmp = Path("target") / "aic_models"  # git-ignored
     logs: dict[str, list] = {}
     runs = []
     only = set(args.only.split(",")) if args.only else None
@@ -448,7 +448,7 @@ def main() -> int:
         "runs": runs,
     }
     if args.servesim_json:
-        doc["servesim"] = servesim_medians(Path(args.servesim_json), expressible, groups)
+        doc["servesim"] = servesim_medians(Path(args.servesim_json), expressible, groups, args.servesim_commit)
     if args.servesim_crossval:
         doc["servesim_out_of_sample"] = servesim_crossval_medians(
             Path(args.servesim_crossval), Path(args.servesim_json) if args.servesim_json else None, expressible, groups)
@@ -457,7 +457,7 @@ def main() -> int:
     return 0
 
 
-def servesim_medians(path: Path, expressible: list[dict], groups: dict) -> dict:
+def servesim_medians(path: Path, expressible: list[dict], groups: dict, built_from: str) -> dict:
     """servesim's median |error| on exactly the runs and metrics AIC expresses (same exclusions)."""
     sim = json.loads(path.read_text())
     cells = {r["id"]: {c["metric"]: c for c in r["cells"]} for r in sim["runs"]}
@@ -466,8 +466,7 @@ def servesim_medians(path: Path, expressible: list[dict], groups: dict) -> dict:
             c = cells.get(r["id"], {}).get(cell)
             if c is not None and metric in r["real"] and abs(c["real"] - r["real"][metric]) > 1e-6 * max(1.0, c["real"]):
                 raise SystemExit(f"{r['id']} {metric}: servesim read {c['real']} from the log, this script {r['real'][metric]}")
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    out = {"source": f"`servesim validate --format json` saved as {path.name}, built from commit {head} (as stated by the caller: rerun after any cost-model change)",
+    out = {"source": f"`servesim validate --format json` of servesim {built_from}; rerun after any cost-model change",
            "groups": {}}
     for g, f in groups.items():
         table = {}
