@@ -9,6 +9,7 @@ use crate::cost::roofline::Roofline;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
+use crate::metrics::record::RunRecord;
 use crate::metrics::{compute, BenchMetrics};
 use crate::report::ReportHeader;
 use crate::spec::bundled::{load_hardware, load_model};
@@ -118,6 +119,12 @@ pub struct RunOutput {
 
 /// Draws the workload, simulates it and computes bench_serving's metrics.
 pub fn run(sc: &Scenario) -> Result<RunOutput> {
+    run_with_record(sc).map(|(out, _)| out)
+}
+
+/// [`run`], also returning what the client observed of every request (for per-request
+/// checks; [`run`] drops it to keep its memory).
+pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     sanity::check_scenario(sc)?;
     let c = &sc.client;
     let flavour = sc.flavour();
@@ -183,12 +190,13 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
         sc.server.dp_attention,
         &cost,
     )?;
-    Ok(RunOutput {
+    let output = RunOutput {
         metrics: compute(&out.record),
         stats: out.stats,
         timeline: out.timeline,
         notes,
-    })
+    };
+    Ok((output, out.record))
 }
 
 /// The newest SGLang version, for defaults.

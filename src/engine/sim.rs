@@ -2,6 +2,7 @@
 //! semaphore, single-threaded sends, observation of streamed tokens) against SGLang (the
 //! tokenizer, a router over data-parallel replicas, and each replica's scheduler iterations
 //! priced by a [`StepCost`]). Produces the [`RunRecord`] the metrics are computed from.
+use super::admission::{admit, AdmissionLimits};
 use super::event::{DispatchOrder, Event, EventQueue};
 use super::request::Phase;
 use super::router::Router;
@@ -118,6 +119,8 @@ struct Sim<'a> {
     lockstep: bool,
     /// Lockstep mode: a group step is in flight.
     group_busy: bool,
+    /// The server's admission rules (every replica runs the same configuration).
+    limits: AdmissionLimits,
 }
 
 /// Latest simulated time (2^62 ns ≈ 146 years); later means the inputs are absurd, and it
@@ -144,8 +147,10 @@ pub fn simulate_replicas(
             "internal: dispatch times and requests differ in length, or no replica".into(),
         ));
     }
+    let limits = AdmissionLimits::of(&scheds[0].cfg);
     let mut sim = Sim {
         input,
+        limits,
         replicas: scheds
             .into_iter()
             .map(|sched| Replica {
@@ -270,24 +275,16 @@ impl Sim<'_> {
         let o = &self.input.overheads;
         let at_server = sent + o.request_latency_ns.round() as u64;
         let r = &self.input.requests[i];
-        let cfg = &self.replicas[0].sched.cfg;
-        let ctx = cfg.context_length;
-        // TokenizerManager validation: prompt + output must fit the context (reference A.2.6).
-        if r.prompt_len >= ctx
-            || r.prompt_len + r.output_len >= ctx
-            || r.prompt_len + 1 >= cfg.kv_pool_tokens
-        {
-            self.client[i].failed = true;
-            let back = at_server + o.request_latency_ns.round() as u64;
-            self.client[i].done_obs = Some(back);
-            self.q.push(back, Event::ClientDone(i));
-            return;
+        match admit(&self.limits, r.prompt_len, r.output_len) {
+            Ok(max_new) => self.client[i].out_len = max_new,
+            Err(_) => {
+                self.client[i].failed = true;
+                let back = at_server + o.request_latency_ns.round() as u64;
+                self.client[i].done_obs = Some(back);
+                self.q.push(back, Event::ClientDone(i));
+                return;
+            }
         }
-        // Scheduler clip: max_new ≤ max_req_len − input − 1.
-        let max_req_len = (ctx - 1).min(cfg.kv_pool_tokens - 1);
-        self.client[i].out_len = r
-            .output_len
-            .min(max_req_len.saturating_sub(r.prompt_len + 1));
         let tok = (r.prompt_len as f64 * o.tokenize_per_token_ns).round() as u64;
         let arrive = at_server.max(self.tokenizer_free_ns) + tok;
         self.tokenizer_free_ns = arrive;

@@ -17,6 +17,7 @@
 //! the deployment itself cannot serve this workload, and a report of nothing but failures would
 //! hide that.
 use crate::client::dataset::DatasetRow;
+use crate::engine::admission::{self, AdmissionLimits, Refusal};
 use crate::error::{Error, Result};
 use crate::simulation::Scenario;
 use crate::spec::workload::MAX_COUNT;
@@ -55,27 +56,15 @@ fn prompt_count(n: u64) -> Result<()> {
     Ok(())
 }
 
-/// Why a request can never be served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Infeasible {
-    /// prompt ≥ context, or prompt + output ≥ context (rejected by the TokenizerManager).
-    Context,
-    /// prompt + 1 ≥ KV pool (aborted by the scheduler).
-    KvPool,
-}
-
-/// Why request `row` can never run on this scenario's server, if it cannot. Mirrors the test
-/// the event loop makes when the request arrives (`engine::sim`).
-pub fn infeasible(sc: &Scenario, row: &DatasetRow) -> Option<Infeasible> {
-    let ctx = sc.server.context_length;
-    let (p, o) = (row.prompt_len, row.output_len);
-    if p >= ctx || p.saturating_add(o) >= ctx {
-        Some(Infeasible::Context)
-    } else if p.saturating_add(1) >= sc.server.kv_pool_tokens {
-        Some(Infeasible::KvPool)
-    } else {
-        None
-    }
+/// Why request `row` is refused by this scenario's server, if it is: the event loop's own
+/// rule ([`admission::admit`]).
+pub fn infeasible(sc: &Scenario, row: &DatasetRow) -> Option<Refusal> {
+    admission::admit(
+        &AdmissionLimits::of(&sc.server),
+        row.prompt_len,
+        row.output_len,
+    )
+    .err()
 }
 
 /// Checks the drawn requests. Errors for lengths or times the simulator cannot represent, and
@@ -145,7 +134,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
     }
     let n = rows.len() as u64;
     let pool = sc.server.kv_pool_tokens;
-    if count[Infeasible::KvPool as usize] == n {
+    if count[Refusal::KvPool as usize] == n {
         let r = &rows[0];
         return Err(Error::Impossible(format!(
             "no request can ever run: the KV pool holds {pool} tokens ({} on {} at tp {}), but \
@@ -159,8 +148,9 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
             smallest_prompt(rows),
         )));
     }
+    waits_forever(sc, rows)?;
     let mut notes = Vec::new();
-    if let Some(i) = first[Infeasible::Context as usize] {
+    if let Some(i) = first[Refusal::Context as usize] {
         let r = &rows[i];
         notes.push(format!(
             "{} of {n} requests exceed the context length of {} ({} tokens) and are reported \
@@ -169,7 +159,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
             count[0], sc.model.name, sc.server.context_length, r.prompt_len, r.output_len
         ));
     }
-    if let Some(i) = first[Infeasible::KvPool as usize] {
+    if let Some(i) = first[Refusal::KvPool as usize] {
         let r = &rows[i];
         notes.push(format!(
             "{} of {n} requests can never fit the KV pool of {pool} tokens and are reported \
@@ -181,6 +171,35 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
         ));
     }
     Ok(notes)
+}
+
+/// Errors when a request the server queues can never be admitted, even alone in an empty
+/// server ([`admission::waits_forever`]): SGLang would leave it and every request behind it
+/// waiting for ever, so the benchmark would never finish.
+fn waits_forever(sc: &Scenario, rows: &[DatasetRow]) -> Result<()> {
+    let lim = AdmissionLimits::of(&sc.server);
+    for (i, r) in rows.iter().enumerate() {
+        let Ok(max_new) = admission::admit(&lim, r.prompt_len, r.output_len) else {
+            continue;
+        };
+        if admission::waits_forever(&lim, r.prompt_len, max_new) {
+            let s = &sc.server;
+            return Err(Error::Impossible(format!(
+                "request {i} can never be admitted, so SGLang {} would wait for ever and the \
+                 benchmark would never finish: without the radix cache its admission needs \
+                 the {}-token prompt rounded up to {}-token pages ({}) + {} new tokens (after \
+                 the server's clip) + 2 ≤ the KV pool of {} tokens; use --page-size 1, keep \
+                 the radix cache, or raise --max-total-tokens",
+                s.version,
+                r.prompt_len,
+                s.page_size,
+                s.ceil_page(r.prompt_len),
+                max_new,
+                s.kv_pool_tokens
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// ", and the shortest prompt has N tokens" when the prompts differ.

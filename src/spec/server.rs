@@ -286,14 +286,26 @@ impl ServerConfig {
                 cg_max_bs.unwrap_or(0),
             ),
         };
+        let page_size = positive_flag("--page-size", flags.page_size)?
+            .unwrap_or_else(|| defaults::page_size(&attention_backend));
+        // SGLang's server_args asserts this at startup; a smaller or unaligned chunk would
+        // leave a page-rounded prompt no whole page to prefill, and the scheduler would stall.
+        if let Some(c) = chunked_prefill_size.filter(|c| c % page_size != 0) {
+            return Err(Error::invalid(
+                "--chunked-prefill-size",
+                "chunked_prefill_size",
+                format!(
+                    "must be a multiple of --page-size {page_size} (SGLang asserts \
+                     `chunked_prefill_size % page_size == 0`), got {c}"
+                ),
+            ));
+        }
         // With DP attention every rank prefills at most chunk / dp tokens per step (after the
         // memory default, which uses the full chunk).
         let chunked_prefill_size = match chunked_prefill_size {
             Some(c) if dp_attention => Some((c / dp).max(1)),
             c => c,
         };
-        let page_size = positive_flag("--page-size", flags.page_size)?
-            .unwrap_or_else(|| defaults::page_size(&attention_backend));
         let schedule_policy = match flags.schedule_policy.as_deref() {
             None if version < Version::new(0, 4, 5) => SchedulePolicy::Lpm,
             None | Some("fcfs") => SchedulePolicy::Fcfs,

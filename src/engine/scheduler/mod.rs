@@ -5,6 +5,7 @@
 pub mod adder;
 mod decode;
 
+use super::admission::AdmissionLimits;
 use super::radix::PrefixCache;
 use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Running};
@@ -101,6 +102,8 @@ pub struct Scheduler {
     pub stats: SchedStats,
     /// Scratch for the members finishing in a decode step (reused: no allocation per step).
     finished_scratch: Vec<super::running::Member>,
+    /// The admission rules shared with the event loop and the up-front check.
+    limits: AdmissionLimits,
 }
 
 impl Scheduler {
@@ -108,6 +111,7 @@ impl Scheduler {
         let init_ratio = (0.7 * cfg.schedule_conservativeness).min(1.0);
         let min_ratio = (init_ratio * 0.14).min(1.0);
         Scheduler {
+            limits: AdmissionLimits::of(&cfg),
             running: Running::new(cfg.page_size),
             cfg,
             reqs: ReqTable::default(),
@@ -345,7 +349,9 @@ impl Scheduler {
                 adder.add_one(extend, remaining)
             } else {
                 let states = eos_states.get_or_insert_with(|| self.ignore_eos_states(&items));
-                adder.add_one_ignore_eos(extend, remaining, fill, states)
+                let input = self.reqs[id].input_len;
+                let candidate = self.limits.ignore_eos_candidate_tokens(input, extend);
+                adder.add_one_ignore_eos(extend, remaining, fill, candidate, states)
             };
             if admitted.is_none() {
                 self.reqs[id].shared = 0;
