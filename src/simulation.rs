@@ -6,6 +6,7 @@ use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
 use crate::cost::roofline::Roofline;
+use crate::engine::router::Router;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
@@ -186,7 +187,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let out = simulate_replicas(
         &input,
         scheds,
-        sc.server.router,
+        Router::new(sc.server.router),
         sc.server.dp_attention,
         &cost,
     )?;

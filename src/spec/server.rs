@@ -163,7 +163,27 @@ pub struct ServerConfig {
     /// step in lockstep (their MoE/MLP layers run over every rank's tokens together), not
     /// independent replicas.
     pub dp_attention: bool,
-    pub router: crate::engine::router::Router,
+    pub router: LoadBalanceMethod,
+}
+
+/// `--load-balance-method`: how requests are spread over data-parallel replicas (the
+/// router that applies it is `engine::router`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalanceMethod {
+    RoundRobin,
+    /// Fewest waiting + running requests; ties to the lowest replica index.
+    ShortestQueue,
+}
+
+impl LoadBalanceMethod {
+    pub fn parse(s: &str) -> Option<LoadBalanceMethod> {
+        match s.replace('-', "_").as_str() {
+            "round_robin" => Some(LoadBalanceMethod::RoundRobin),
+            "shortest_queue" => Some(LoadBalanceMethod::ShortestQueue),
+            _ => None,
+        }
+    }
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -185,8 +205,8 @@ impl ServerConfig {
             ));
         }
         let router = match flags.load_balance_method.as_deref() {
-            None => crate::engine::router::Router::RoundRobin,
-            Some(m) => crate::engine::router::Router::parse(m).ok_or_else(|| Error::Unknown {
+            None => LoadBalanceMethod::RoundRobin,
+            Some(m) => LoadBalanceMethod::parse(m).ok_or_else(|| Error::Unknown {
                 kind: "load balance method",
                 name: m.into(),
                 available: "round_robin, shortest_queue".into(),

@@ -3,7 +3,6 @@
 use super::load::{from_yaml_str, read_text};
 use super::server::ServerFlags;
 use super::version::Version;
-use crate::client::dataset::gsp::GspConfig;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -249,9 +248,7 @@ impl ClientConfig {
             ));
         }
         let bench_version = f.bench_version.unwrap_or(sglang_version);
-        if f.sharegpt_context_len.is_some()
-            && bench_version < crate::client::dataset::sharegpt::RELAXED_FILTER_SINCE
-        {
+        if f.sharegpt_context_len.is_some() && bench_version < SHAREGPT_RELAXED_FILTER_SINCE {
             return Err(Error::invalid(
                 "--sharegpt-context-len",
                 "sharegpt_context_len",
@@ -322,5 +319,32 @@ impl ClientConfig {
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
         })
+    }
+}
+
+/// The first bench_serving version with ShareGPT's relaxed filter (prompt and output ≥ 2)
+/// and the `--sharegpt-context-len` flag.
+pub const SHAREGPT_RELAXED_FILTER_SINCE: Version = Version::new(0, 4, 3);
+
+/// The `--gsp-*` flags, resolved (the rows they draw: `client::dataset::gsp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GspConfig {
+    pub num_groups: u64,
+    pub prompts_per_group: u64,
+    pub system_prompt_len: u64,
+    pub question_len: u64,
+    pub output_len: u64,
+}
+
+impl Default for GspConfig {
+    /// bench_serving's defaults.
+    fn default() -> Self {
+        GspConfig {
+            num_groups: 64,
+            prompts_per_group: 16,
+            system_prompt_len: 2048,
+            question_len: 128,
+            output_len: 256,
+        }
     }
 }
