@@ -159,7 +159,7 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     pub fn load(path: &Path) -> Result<ScenarioFile> {
         let text = read_text(path)?;
-        super::sanity::check_yaml_numbers(&text, path)?;
+        crate::simulation::sanity::check_yaml_numbers(&text, path)?;
         from_yaml_str(&text, path)
     }
 }

@@ -1,6 +1,8 @@
 //! One call from a scenario to bench_serving's metrics: resolve the scenario, draw the
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
+pub mod sanity;
+
 use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
@@ -16,7 +18,7 @@ use crate::report::ReportHeader;
 use crate::spec::bundled::{load_hardware, load_model};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
-use crate::spec::sanity;
+
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
 use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile};
