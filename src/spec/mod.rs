@@ -9,3 +9,4 @@ pub mod model;
 pub mod server;
 pub mod version;
 pub mod workload;
+pub mod yaml_numbers;

@@ -159,7 +159,7 @@ pub struct ScenarioFile {
 impl ScenarioFile {
     pub fn load(path: &Path) -> Result<ScenarioFile> {
         let text = read_text(path)?;
-        crate::simulation::sanity::check_yaml_numbers(&text, path)?;
+        super::yaml_numbers::check_yaml_numbers(&text, path)?;
         from_yaml_str(&text, path)
     }
 }
@@ -199,8 +199,7 @@ pub const DATASETS: &[&str] = &[
     "trace",
 ];
 
-/// Largest count or length accepted anywhere (2^40).
-pub const MAX_COUNT: u64 = 1 << 40;
+pub use super::yaml_numbers::MAX_COUNT;
 
 impl ClientConfig {
     pub fn resolve(f: &ClientFlags, sglang_version: Version) -> Result<ClientConfig> {
