@@ -3,8 +3,8 @@
 //! CSV and charts beside it on request.
 use super::sweep::write_outputs;
 use crate::error::{Error, Result};
+use crate::sweep::merge::merge as merge_files;
 use crate::sweep::output::SweepFile;
-use crate::sweep::shard::merge as merge_files;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
