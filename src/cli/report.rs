@@ -46,7 +46,7 @@ pub fn report(a: &ReportArgs) -> Result<()> {
             ));
         }
         match (&a.sweep, &a.validate) {
-            (Some(p), _) => html::sweep_report(&SweepFile::load(p)?),
+            (Some(p), _) => crate::sweep::html::sweep_report(&SweepFile::load(p)?),
             (None, Some(p)) => {
                 let v: serde_json::Value = crate::spec::load::from_json_str(&read_text(p)?, p)?;
                 html::validation_report(&v)?

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod charts;
 pub mod grid;
+pub mod html;
 pub mod merge;
 pub mod output;
 pub mod point;
