@@ -13,8 +13,8 @@ use crate::calibrate::params::format_value;
 use crate::calibrate::runs::Metric;
 use crate::calibrate::{fit_date, id_ranges, Calibration, Request};
 use crate::error::{Error, Result};
+use crate::report::table::{fmt_err, Style, Table};
 use crate::validate::manifest::Manifest;
-use crate::validate::render::{fmt_err, Style, Table};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

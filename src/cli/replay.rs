@@ -3,6 +3,7 @@
 //! and print real, simulated and error % for every metric the log prints.
 use super::run::preamble;
 use crate::error::{Error, Result};
+use crate::report::table::Style;
 use crate::report::ReportHeader;
 use crate::simulation::run as simulate;
 use crate::spec::server::ServerFlags;
@@ -10,7 +11,7 @@ use crate::spec::workload::ClientFlags;
 use crate::validate::compare::{compare_run, MetricRow};
 use crate::validate::logparse::parse_log_file;
 use crate::validate::manifest::{self, Manifest};
-use crate::validate::render::{replay_table, Style};
+use crate::validate::render::replay_table;
 use crate::validate::replay::scenario_for;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;

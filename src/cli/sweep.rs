@@ -3,12 +3,12 @@
 //! printed. `--shard I/N` runs one slice (merge the slices with `servesim merge`).
 use super::run::base_scenario;
 use crate::error::{Error, Result};
+use crate::report::table::{fmt_compact, Style, Table};
 use crate::sweep::analysis::{pareto, FRONTIER_X, FRONTIER_Y};
 use crate::sweep::grid::{Grid, GridArgs};
 use crate::sweep::output::SweepFile;
 use crate::sweep::shard::{indices, Shard};
 use crate::sweep::Sweep;
-use crate::validate::render::{fmt_compact, Style, Table};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
