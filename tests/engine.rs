@@ -69,7 +69,7 @@ fn long_prompt_is_prefilled_in_chunks_with_decode_stalled() {
         vec![1000, 1000, 1000, 500],
         "ceil(3500/1000) = 4 prefill steps back to back"
     );
-    assert_eq!(s.running.len(), 2);
+    assert_eq!(s.running_len(), 2);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! and ITLs (`stream`), and the loop that ties client and server together (`sim`).
 pub mod admission;
 pub mod event;
+pub mod kv;
 pub mod radix;
 pub mod request;
 pub mod router;

@@ -147,7 +147,7 @@ pub fn simulate_replicas(
             "internal: dispatch times and requests differ in length, or no replica".into(),
         ));
     }
-    let limits = AdmissionLimits::of(&scheds[0].cfg);
+    let limits = AdmissionLimits::of(scheds[0].cfg());
     let mut sim = Sim {
         input,
         limits,
@@ -302,7 +302,7 @@ impl Sim<'_> {
         let local = rep
             .sched
             .add_request(req.prompt_len, self.client[i].out_len);
-        rep.sched.reqs[local].cached_prefix = req.cached_prefix;
+        rep.sched.set_cached_prefix(local, req.cached_prefix);
         if let Some(g) = req.prefix_group {
             rep.sched.set_prefix_group(local, g, req.prefix_len);
         }
@@ -348,8 +348,8 @@ impl Sim<'_> {
             return Err(Error::Impossible(format!(
                 "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
                 sched.waiting_len(),
-                sched.running.len(),
-                sched.cfg.kv_pool_tokens
+                sched.running_len(),
+                sched.cfg().kv_pool_tokens
             )));
         }
         Ok(())
@@ -433,12 +433,12 @@ impl Sim<'_> {
             time_ns: t,
             duration_ns: dur,
             replica: r as u32,
-            running: sched.running.len(),
+            running: sched.running_len(),
             waiting: sched.waiting_len() as u64,
             prefill_tokens: shape.prefill_tokens,
             decode_tokens: shape.decode_reqs,
             kv_used_tokens: sched.kv_used(),
-            kv_capacity_tokens: sched.cfg.kv_pool_tokens,
+            kv_capacity_tokens: sched.cfg().kv_pool_tokens,
         });
     }
 
@@ -460,9 +460,7 @@ impl Sim<'_> {
                 // Members still running, plus those that just finished, got a token.
                 let ids: Vec<usize> = rep
                     .sched
-                    .running
-                    .members()
-                    .map(|m| m.id)
+                    .running_ids()
                     .chain(res.finished.iter().copied())
                     .collect();
                 for local in ids {
@@ -489,7 +487,7 @@ impl Sim<'_> {
                 c.last_obs = obs;
                 continue;
             }
-            if rep.sched.reqs[local].phase == Phase::Running {
+            if rep.sched.phase(local) == Phase::Running {
                 c.joined = Some((obs, rep.streams.decode_steps()));
                 c.last_obs = obs;
                 joined += 1;
@@ -532,7 +530,7 @@ impl Sim<'_> {
         let mut sched = SchedStats::default();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());
         for rep in self.replicas {
-            sched.absorb(&rep.sched.stats);
+            sched.absorb(rep.sched.stats());
             itl.extend(rep.streams.itl);
             emissions.extend(rep.streams.emissions);
         }
