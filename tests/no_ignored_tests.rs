@@ -1,5 +1,5 @@
-//! DESIGN.md invariant 8: no test is `#[ignore]`d (a known failure is fixed or reported, never
-//! parked in the suite).
+//! DESIGN.md invariant 8: no test carries the ignore attribute (a known failure is fixed or
+//! reported, never parked in the suite).
 use std::path::Path;
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
