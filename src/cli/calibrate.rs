@@ -3,8 +3,7 @@
 //! `--cross-validate`, leave-one-out and leave-one-model-out) errors, and write the fitted
 //! profile with a provenance comment on every fitted field (to `--out`, else to stdout; the
 //! report then goes to stderr).
-use super::replay::emit;
-use super::sweep::progress_bar;
+use super::print::{emit, progress_bar};
 use crate::calibrate::crossval::{cross_validate, CrossvalFile, ProfileCv};
 use crate::calibrate::fit::FitResult;
 use crate::calibrate::loss::{max_abs, median_abs, LossSpec};

@@ -3,6 +3,7 @@
 mod calibrate;
 mod merge;
 mod plan;
+mod print;
 mod replay;
 mod report;
 mod run;

@@ -1,8 +1,8 @@
 //! `servesim plan`: the cheapest deployment meeting latency SLOs at a target rate (or the
 //! highest sustainable rate within a budget) over a grid of `run` flags: hardware, `--tp`,
 //! `--dp`, `--max-concurrency`, …, with the workload given by the client flags.
+use super::print::progress_bar;
 use super::run::base_scenario;
-use super::sweep::progress_bar;
 use crate::error::{Error, Result};
 use crate::plan::{plan as compute, render, Goal, PlanSpec, Prices, Slo};
 use crate::sweep::grid::{Grid, GridArgs};

@@ -1,7 +1,7 @@
 //! `servesim replay LOG`: rebuild each run of a real bench_serving log from its own arguments
 //! (plus the manifest entry beside it, or `--hardware`/`--model`/server flags), simulate it,
 //! and print real, simulated and error % for every metric the log prints.
-use super::run::preamble;
+use super::print::{emit, preamble, stats_text};
 use crate::error::{Error, Result};
 use crate::report::table::Style;
 use crate::report::ReportHeader;
@@ -15,7 +15,6 @@ use crate::validate::render::replay_table;
 use crate::validate::replay::scenario_for;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -127,11 +126,7 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         let (replay, out) = match simulated {
             Ok((replay, out, wall_s)) => {
                 if a.stats {
-                    eprint!(
-                        "run {}: {}",
-                        run.index,
-                        super::run::stats_text(&out, wall_s)
-                    );
+                    eprint!("run {}: {}", run.index, stats_text(&out, wall_s));
                 }
                 (replay, out)
             }
@@ -208,16 +203,5 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
             f.len(),
             f
         ))),
-    }
-}
-
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Error::Msg(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
     }
 }

@@ -1,7 +1,8 @@
 //! `servesim report`: one self-contained HTML file for a run (`--run` and the run's flags), a
 //! sweep (`--sweep sweep.json`) or a validation (`--validate` with the output of
 //! `servesim validate --format json`).
-use super::run::{preamble, scenario, RunArgs};
+use super::print::preamble;
+use super::run::{scenario, RunArgs};
 use crate::error::{Error, Result};
 use crate::report::{html, text, timeline};
 use crate::simulation::run as simulate;

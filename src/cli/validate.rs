@@ -1,7 +1,7 @@
 //! `servesim validate`: replay every entry of the validation manifest, print one row per run
 //! (real, simulated, error % for the headline metrics) and the error summary, as text, JSON or
 //! the README's markdown section; `--update-readme` rewrites that section in place.
-use super::replay::emit;
+use super::print::emit;
 use crate::calibrate::report::readme_markdown;
 use crate::error::{Error, Result};
 use crate::validate::compare::validate as run_validation;
