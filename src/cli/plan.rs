@@ -2,9 +2,9 @@
 //! highest sustainable rate within a budget) over a grid of `run` flags: hardware, `--tp`,
 //! `--dp`, `--max-concurrency`, …, with the workload given by the client flags.
 use super::print::progress_bar;
-use super::run::base_scenario;
 use crate::error::{Error, Result};
 use crate::plan::{plan as compute, render, Goal, PlanSpec, Prices, Slo};
+use crate::spec::workload::ScenarioFile;
 use crate::sweep::grid::{Grid, GridArgs};
 use std::path::PathBuf;
 
@@ -66,7 +66,7 @@ pub fn plan(a: &PlanArgs) -> Result<()> {
         }
     };
     let spec = PlanSpec {
-        file: base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?,
+        file: ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?,
         grid,
         slo: Slo {
             ttft_p99_ms: a.slo_ttft_p99,

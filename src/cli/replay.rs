@@ -4,15 +4,11 @@
 use super::print::{emit, preamble, stats_text};
 use crate::error::{Error, Result};
 use crate::report::table::Style;
-use crate::report::ReportHeader;
-use crate::simulation::run as simulate;
-use crate::spec::server::ServerFlags;
-use crate::spec::workload::ClientFlags;
-use crate::validate::compare::{compare_run, MetricRow};
+use crate::spec::workload::ScenarioFlags;
+use crate::validate::compare::{compare_run, simulate_run, MetricRow};
 use crate::validate::logparse::parse_log_file;
 use crate::validate::manifest::{self, Manifest};
 use crate::validate::render::replay_table;
-use crate::validate::replay::scenario_for;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -27,16 +23,11 @@ pub struct ReplayArgs {
     /// Manifest giving hardware, model and assumptions (default: manifest.yaml beside the log).
     #[arg(long)]
     pub manifest: Option<PathBuf>,
-    /// Hardware profile (required when no manifest entry covers the log).
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Model (required when the log's `model=` cannot be mapped to a bundled model).
-    #[arg(long)]
-    pub model: Option<String>,
+    /// Overrides of what the log and its manifest entry say. `--hardware` is required when no
+    /// manifest entry covers the log, `--model` when the log's `model=` maps to no bundled
+    /// model.
     #[command(flatten)]
-    pub server: ServerFlags,
-    #[command(flatten)]
-    pub client: ClientFlags,
+    pub flags: ScenarioFlags,
     /// text, markdown or json.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -104,10 +95,10 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         None => log.runs.iter().collect(),
     };
     let ov = Overrides {
-        hardware: a.hardware.clone(),
-        model: a.model.clone(),
-        server: a.server.clone(),
-        client: a.client.clone(),
+        hardware: a.flags.hardware.clone(),
+        model: a.flags.model.clone(),
+        server: a.flags.server.clone(),
+        client: a.flags.client.clone(),
     };
     let source = a.log.display().to_string();
     let mut failed = Vec::new();
@@ -117,12 +108,10 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         let entry = manifest
             .as_ref()
             .and_then(|m| m.find(&file_name, run.index));
-        // Wall time of the simulation itself (as `run --stats`), not of building the scenario.
-        let simulated = scenario_for(run, entry, &ov, &source).and_then(|replay| {
-            let started = std::time::Instant::now();
-            let out = simulate(&replay.scenario)?;
-            Ok((replay, out, started.elapsed().as_secs_f64()))
-        });
+        // Wall time of building the scenario and simulating it.
+        let started = std::time::Instant::now();
+        let simulated = simulate_run(run, entry, &ov, &source)
+            .map(|(replay, out)| (replay, out, started.elapsed().as_secs_f64()));
         let (replay, out) = match simulated {
             Ok((replay, out, wall_s)) => {
                 if a.stats {
@@ -141,13 +130,7 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
             }
         };
         let sc = &replay.scenario;
-        let header = ReportHeader {
-            backend: sc.client.backend.clone(),
-            request_rate: sc.client.request_rate,
-            max_concurrency: sc.client.max_concurrency,
-            bench_version: sc.client.bench_version,
-        };
-        let rows = compare_run(&run.metrics, &out.metrics, &header);
+        let rows = compare_run(&run.metrics, &out.metrics, &sc.header());
         let entry_id = entry.map(|e| e.id.as_str());
         match style {
             None => json.push(JsonRun {

@@ -35,11 +35,7 @@ pub fn report(a: &ReportArgs) -> Result<()> {
         run_page(&a.run_args)?
     } else {
         let r = &a.run_args;
-        let run_flags_given = r.scenario.is_some()
-            || r.hardware.is_some()
-            || r.model.is_some()
-            || r.server != Default::default()
-            || r.client != Default::default();
+        let run_flags_given = r.scenario.is_some() || r.flags != Default::default();
         if run_flags_given {
             return Err(Error::Msg(
                 "run flags apply only to `report --run`; a sweep or validation report reads its file"

@@ -4,14 +4,9 @@ use super::print::{preamble, stats_text};
 use crate::error::Result;
 use crate::report::{json, text};
 use crate::simulation::{run as simulate, RunOutput, Scenario};
-use crate::spec::load::from_yaml_str;
-use crate::spec::server::ServerFlags;
-use crate::spec::workload::{ClientFlags, ScenarioFile};
-use std::path::{Path, PathBuf};
+use crate::spec::workload::{ClientFlags, ScenarioFile, ScenarioFlags};
+use std::path::PathBuf;
 use std::time::Instant;
-
-/// The bundled default scenario, embedded so the binary runs from anywhere.
-pub const DEFAULT_SCENARIO: &str = include_str!("../../workloads/default.yaml");
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -19,16 +14,8 @@ pub struct RunArgs {
     /// only when no client flag is given, otherwise bench_serving's defaults do).
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// Hardware profile: a bundled name or a YAML path.
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
-    #[arg(long)]
-    pub model: Option<String>,
     #[command(flatten)]
-    pub server: ServerFlags,
-    #[command(flatten)]
-    pub client: ClientFlags,
+    pub flags: ScenarioFlags,
     /// text (bench_serving's layout) or json (bench_serving's output-file keys).
     #[arg(long, default_value = "text")]
     pub output_format: String,
@@ -49,34 +36,11 @@ pub struct RunArgs {
     pub plot: Option<PathBuf>,
 }
 
-/// Loads the scenario named by `--scenario`, or the bundled default.
-pub fn load_scenario_file(path: Option<&Path>) -> Result<ScenarioFile> {
-    match path {
-        Some(p) => ScenarioFile::load(p),
-        None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")),
-    }
-}
-
-/// The base scenario file: `path`, or the bundled default, whose client section applies
-/// only when no client flag is given (`client_given`); bench_serving's defaults apply then.
-pub fn base_scenario(path: Option<&Path>, client_given: bool) -> Result<ScenarioFile> {
-    let mut file = load_scenario_file(path)?;
-    if path.is_none() && client_given {
-        file.client = ClientFlags::default();
-    }
-    Ok(file)
-}
-
 /// The scenario `run` simulates for these arguments.
 pub fn scenario(a: &RunArgs) -> Result<Scenario> {
-    let file = base_scenario(a.scenario.as_deref(), a.client != ClientFlags::default())?;
-    let mut sc = Scenario::resolve(
-        &file,
-        a.hardware.as_deref(),
-        a.model.as_deref(),
-        &a.server,
-        &a.client,
-    )?;
+    let client_given = a.flags.client != ClientFlags::default();
+    let file = ScenarioFile::base(a.scenario.as_deref(), client_given)?;
+    let mut sc = Scenario::from_flags(&file, &a.flags)?;
     if let Some(m) = a.max_events {
         sc.max_events = m;
     }

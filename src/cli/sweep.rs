@@ -2,9 +2,9 @@
 //! parallel and land in OUT/sweep.json, OUT/sweep.csv and OUT/*.svg; the Pareto frontier is
 //! printed. `--shard I/N` runs one slice (merge the slices with `servesim merge`).
 use super::print::progress_bar;
-use super::run::base_scenario;
 use crate::error::Result;
 use crate::report::table::{fmt_compact, Style, Table};
+use crate::spec::workload::ScenarioFile;
 use crate::sweep::analysis::{pareto, FRONTIER_X, FRONTIER_Y};
 use crate::sweep::grid::{Grid, GridArgs};
 use crate::sweep::output::SweepFile;
@@ -37,7 +37,7 @@ pub struct SweepArgs {
 
 pub fn sweep(a: &SweepArgs) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
-    let file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
     let s = Sweep {
         file,
         scenario: a.scenario.as_ref().map(|p| p.display().to_string()),

@@ -21,7 +21,7 @@ use crate::spec::model::ModelSpec;
 
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
-use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile};
+use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile, ScenarioFlags};
 
 /// Default safety budget of events per simulation.
 pub const DEFAULT_MAX_EVENTS: u64 = 200_000_000;
@@ -87,6 +87,17 @@ impl Scenario {
             record_timeline: false,
             reference_itl: false,
         })
+    }
+
+    /// [`Scenario::resolve`] with the command-line flag group.
+    pub fn from_flags(file: &ScenarioFile, flags: &ScenarioFlags) -> Result<Scenario> {
+        Scenario::resolve(
+            file,
+            flags.hardware.as_deref(),
+            flags.model.as_deref(),
+            &flags.server,
+            &flags.client,
+        )
     }
 
     /// The client's behaviour for this scenario's bench version and backend.

@@ -7,6 +7,22 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// The flags that name a deployment and a workload: one group flattened into `run`,
+/// `replay` and `report`, and parsed for every point of a `sweep` or `plan` grid.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct ScenarioFlags {
+    /// Hardware profile: a bundled name or a YAML path.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub server: ServerFlags,
+    #[command(flatten)]
+    pub client: ClientFlags,
+}
+
 /// bench_serving flags; `None` means bench_serving's default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -156,7 +172,29 @@ pub struct ScenarioFile {
     pub client: ClientFlags,
 }
 
+/// The bundled default scenario, embedded so the binary runs from anywhere.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../workloads/default.yaml");
+
 impl ScenarioFile {
+    /// The scenario named by `--scenario`, or the bundled default.
+    pub fn load_or_default(path: Option<&Path>) -> Result<ScenarioFile> {
+        match path {
+            Some(p) => ScenarioFile::load(p),
+            None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")),
+        }
+    }
+
+    /// The base scenario of a command: `path`, or the bundled default, whose client section
+    /// applies only when no client flag is given (`client_given`); bench_serving's defaults
+    /// apply then.
+    pub fn base(path: Option<&Path>, client_given: bool) -> Result<ScenarioFile> {
+        let mut file = ScenarioFile::load_or_default(path)?;
+        if path.is_none() && client_given {
+            file.client = ClientFlags::default();
+        }
+        Ok(file)
+    }
+
     pub fn load(path: &Path) -> Result<ScenarioFile> {
         let text = read_text(path)?;
         super::yaml_numbers::check_yaml_numbers(&text, path)?;
