@@ -41,7 +41,7 @@ fn small_server(extra: impl FnOnce(&mut ServerFlags)) -> ServerConfig {
 #[test]
 fn long_prompt_is_prefilled_in_chunks_with_decode_stalled() {
     let cfg = small_server(|f| f.chunked_prefill_size = Some(1000));
-    let mut s = Scheduler::new(cfg, None);
+    let mut s = Scheduler::new(&cfg, None);
     // A short request already decoding, then a 3500-token prompt arrives.
     let a = s.add_request(10, 50);
     s.arrive(a);
@@ -413,7 +413,7 @@ mod radix {
             reference_itl: false,
             deadline: None,
         };
-        let sched = Scheduler::new(sc.server.clone(), None);
+        let sched = Scheduler::new(&sc.server, None);
         let cost =
             servesim::cost::roofline::Roofline::new(&sc.hardware, &sc.model, &sc.server).unwrap();
         let expected_hit = groups * (per_group - 1) * system;

@@ -14,6 +14,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "--hardware is required when no manifest entry covers the log; --model when \
+the log's `model=` cannot be mapped to a bundled model."
+)]
 pub struct ReplayArgs {
     /// A bench_serving console log (one or more `Serving Benchmark Result` blocks).
     pub log: PathBuf,
@@ -23,9 +27,7 @@ pub struct ReplayArgs {
     /// Manifest giving hardware, model and assumptions (default: manifest.yaml beside the log).
     #[arg(long)]
     pub manifest: Option<PathBuf>,
-    /// Overrides of what the log and its manifest entry say. `--hardware` is required when no
-    /// manifest entry covers the log, `--model` when the log's `model=` maps to no bundled
-    /// model.
+    /// Overrides of what the log and its manifest entry say (see the note after the options).
     #[command(flatten)]
     pub flags: ScenarioFlags,
     /// text, markdown or json.

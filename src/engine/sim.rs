@@ -147,7 +147,7 @@ pub fn simulate_replicas(
             "internal: dispatch times and requests differ in length, or no replica".into(),
         ));
     }
-    let limits = AdmissionLimits::of(scheds[0].cfg());
+    let limits = *scheds[0].limits();
     let mut sim = Sim {
         input,
         limits,

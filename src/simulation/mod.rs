@@ -194,7 +194,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     };
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = (0..sc.server.dp)
-        .map(|_| Scheduler::new(sc.server.clone(), window))
+        .map(|_| Scheduler::new(&sc.server, window))
         .collect();
     let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
     let out = simulate_replicas(

@@ -3,6 +3,7 @@
 //! when no prefill can be formed; decode checks KV memory and retracts when it runs out;
 //! the new-token ratio decays per decode step and resets when idle.
 pub mod adder;
+pub mod config;
 mod decode;
 
 use super::admission::AdmissionLimits;
@@ -12,6 +13,7 @@ use super::running::{IdMap, Running};
 use crate::cost::BatchShape;
 use crate::spec::server::{SchedulePolicy, ServerConfig};
 use adder::{AddResult, PrefillAdder};
+use config::SchedulerConfig;
 use std::collections::VecDeque;
 
 /// One request's part of a prefill batch.
@@ -77,7 +79,7 @@ impl SchedStats {
 /// The SGLang scheduler of one replica.
 #[derive(Debug, Clone)]
 pub struct Scheduler {
-    cfg: ServerConfig,
+    cfg: SchedulerConfig,
     /// Requests by local id; finished ones are dropped at the next `next_batch`.
     reqs: ReqTable,
     waiting: VecDeque<usize>,
@@ -105,11 +107,15 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(cfg: ServerConfig, window: Option<u64>) -> Self {
+    /// The scheduler of one replica of `server` (it keeps only the fields it reads:
+    /// [`SchedulerConfig`], and the admission limits); `window` is the model's sliding window.
+    pub fn new(server: &ServerConfig, window: Option<u64>) -> Self {
+        let cfg = SchedulerConfig::of(server);
+        let limits = AdmissionLimits::of(server);
         let init_ratio = (0.7 * cfg.schedule_conservativeness).min(1.0);
         let min_ratio = (init_ratio * 0.14).min(1.0);
         Scheduler {
-            limits: AdmissionLimits::of(&cfg),
+            limits,
             running: Running::new(cfg.page_size),
             kv: KvPool::new(cfg.kv_pool_tokens),
             cfg,
@@ -130,9 +136,13 @@ impl Scheduler {
         }
     }
 
-    /// The server configuration this scheduler runs.
-    pub fn cfg(&self) -> &ServerConfig {
+    /// The configuration this scheduler runs.
+    pub fn cfg(&self) -> &SchedulerConfig {
         &self.cfg
+    }
+    /// The admission rules of its server.
+    pub fn limits(&self) -> &AdmissionLimits {
+        &self.limits
     }
     /// Counters for reports and invariants.
     pub fn stats(&self) -> &SchedStats {
