@@ -1,7 +1,8 @@
 //! Engine tests: scheduler behaviour on small hand-checkable scenarios, the DESIGN.md
 //! invariants, determinism, and a golden bench_serving report.
 use servesim::engine::scheduler::Scheduler;
-use servesim::simulation::{run, Scenario};
+use servesim::metrics::record::RequestOutcome;
+use servesim::simulation::{run, run_with_record, Scenario};
 use servesim::spec::bundled::{load_hardware, load_model};
 use servesim::spec::server::{ServerConfig, ServerFlags};
 use servesim::spec::workload::{ClientFlags, ScenarioFile};
@@ -40,7 +41,7 @@ fn small_server(extra: impl FnOnce(&mut ServerFlags)) -> ServerConfig {
 #[test]
 fn long_prompt_is_prefilled_in_chunks_with_decode_stalled() {
     let cfg = small_server(|f| f.chunked_prefill_size = Some(1000));
-    let mut s = Scheduler::new(cfg, None);
+    let mut s = Scheduler::new(&cfg, None);
     // A short request already decoding, then a 3500-token prompt arrives.
     let a = s.add_request(10, 50);
     s.arrive(a);
@@ -68,7 +69,7 @@ fn long_prompt_is_prefilled_in_chunks_with_decode_stalled() {
         vec![1000, 1000, 1000, 500],
         "ceil(3500/1000) = 4 prefill steps back to back"
     );
-    assert_eq!(s.running.len(), 2);
+    assert_eq!(s.running_len(), 2);
 }
 
 #[test]
@@ -206,10 +207,12 @@ fn invariants_hold_and_outputs_are_conserved_on_a_mix_of_scenarios() {
     }
 }
 
+/// Per request: arrival (the request function's start) ≤ first token ≤ finish; and the client's
+/// semaphore: with every request dispatched at t = 0 and a cap of 32, exactly the first 32 start
+/// at 0, every later one starts at the instant an earlier one finished, and at no instant are
+/// more than 32 in flight.
 #[test]
 fn every_request_has_arrival_before_first_token_before_finish() {
-    use servesim::client::rng::NumpyRandomState;
-    let _ = NumpyRandomState::new(1);
     let sc = scenario(
         "h100-sxm5-80gb",
         "qwen3-8b",
@@ -219,11 +222,54 @@ fn every_request_has_arrival_before_first_token_before_finish() {
             ..random_client(200, 512, 128, 0.0)
         },
     );
-    let out = run(&sc).unwrap();
-    assert!(out.metrics.ttft_ms.mean > 0.0);
-    assert!(out.metrics.ttft_ms.median <= out.metrics.e2e_ms.median);
-    // Client cap: never more than 32 in flight (bench_serving's Concurrency ≤ cap).
-    assert!(out.metrics.concurrency <= 32.0 + 1e-9);
+    let (out, rec) = run_with_record(&sc).unwrap();
+    assert_eq!(rec.requests.len(), 200);
+    assert_eq!(out.metrics.completed, 200);
+    let finish = |r: &RequestOutcome| r.start_ns + r.latency_ns;
+    for (i, r) in rec.requests.iter().enumerate() {
+        assert!(r.success, "request {i} failed");
+        assert!(r.output_len > 0, "request {i} has no output");
+        let first = r.start_ns + r.ttft_ns;
+        assert!(r.ttft_ns > 0, "request {i}: first token at its arrival");
+        assert!(
+            r.start_ns < first,
+            "request {i}: arrival {} ≥ first token {first}",
+            r.start_ns
+        );
+        assert!(
+            first <= finish(r),
+            "request {i}: first token {first} after finish {}",
+            finish(r)
+        );
+        assert!(
+            finish(r) <= rec.duration_ns,
+            "request {i} finishes after the run"
+        );
+    }
+    let at_zero = rec.requests.iter().filter(|r| r.start_ns == 0).count();
+    assert_eq!(at_zero, 32, "the first 32 requests start at once");
+    let finishes: std::collections::HashSet<u64> = rec.requests.iter().map(finish).collect();
+    for (i, r) in rec
+        .requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.start_ns > 0)
+    {
+        assert!(
+            finishes.contains(&r.start_ns),
+            "request {i} starts when no slot frees"
+        );
+    }
+    // In flight at each start (a request finishing at t frees its slot for one starting at t).
+    for r in &rec.requests {
+        let t = r.start_ns;
+        let live = rec
+            .requests
+            .iter()
+            .filter(|q| q.start_ns <= t && finish(q) > t)
+            .count();
+        assert!(live <= 32, "{live} requests in flight at {t} ns");
+    }
 }
 
 #[test]
@@ -367,7 +413,7 @@ mod radix {
             reference_itl: false,
             deadline: None,
         };
-        let sched = Scheduler::new(sc.server.clone(), None);
+        let sched = Scheduler::new(&sc.server, None);
         let cost =
             servesim::cost::roofline::Roofline::new(&sc.hardware, &sc.model, &sc.server).unwrap();
         let expected_hit = groups * (per_group - 1) * system;

@@ -4,8 +4,11 @@
 //!
 //! - the run terminates without error, with the scheduler's per-step invariant checks on (KV
 //!   used = Σ allocations ≤ capacity, running cap, phases; the event loop also fails if the
-//!   clock goes backwards); the one accepted error is `Impossible` when no prompt fits the KV
-//!   pool, and then exactly then;
+//!   clock goes backwards); the accepted errors are `Impossible` when no prompt fits the KV
+//!   pool, and then exactly then, and `Impossible` when a request can never be admitted
+//!   (SGLang ≥ 0.4.8 without the radix cache and with pages > 1 token: the page-rounded
+//!   prompt plus the clipped output plus 2 exceed the pool, so SGLang would wait for ever), and
+//!   then exactly then; page sizes 1, 16, 64 and 128, radix cache on and off;
 //! - request conservation: completed + failed = num_prompts, and the completed requests are
 //!   exactly those SGLang accepts (prompt + output < context, prompt + 1 < KV pool);
 //! - total output tokens = Σ requested outputs of the successful requests, after SGLang's
@@ -82,12 +85,16 @@ fn server_flags() -> impl Strategy<Value = ServerFlags> {
             prop_oneof![Just(None), Just(Some(-1i64)), (64i64..8192).prop_map(Some)],
             prop::option::of(1u64..256),
             prop::option::of(1024u64..200_000),
-            prop::option::of(prop::sample::select(vec![1u64, 16, 64])),
+            prop::option::of(prop::sample::select(vec![1u64, 16, 64, 128])),
         ),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |((version, chunk, running, total, page), (no_radix, no_graph, no_overlap, mixed))| {
+                // SGLang asserts the chunk is a whole number of pages: round it up to one (128
+                // when the backend's default page applies: a multiple of every page size).
+                let p = page.unwrap_or(128) as i64;
+                let chunk = chunk.map(|c| if c > 0 { (c + p - 1) / p * p } else { c });
                 ServerFlags {
                     sglang_version: Some(version.parse().unwrap()),
                     chunked_prefill_size: chunk,
@@ -155,10 +162,23 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// What SGLang and bench_serving do with the requests, computed without the simulator:
-/// (successful requests, Σ their prompts, Σ their outputs after the scheduler's clip, whether
-/// every prompt is too long for the KV pool).
-fn expected(sc: &Scenario) -> (u64, u64, u64, bool) {
+/// What SGLang and bench_serving do with the requests, computed without the simulator.
+struct Expected {
+    /// Successful requests, Σ their prompts, Σ their outputs after the scheduler's clip.
+    ok: u64,
+    input: u64,
+    output: u64,
+    /// Every prompt is too long for the KV pool.
+    none_fit: bool,
+    /// A queued request that SGLang's ignore-EOS admission refuses even in an empty server
+    /// (`add_one_req_ignore_eos` from 0.4.8 charges the page-rounded prompt: admitted only if
+    /// pool − ceil_page(prompt) − max_new > 1): the server would wait for ever.
+    never_admitted: Option<usize>,
+    /// The dataset draws no request at all (every prompt empty).
+    no_rows: bool,
+}
+
+fn expected(sc: &Scenario) -> Expected {
     let c = &sc.client;
     let rows = sample_random_lengths(
         c.seed as u32,
@@ -169,37 +189,30 @@ fn expected(sc: &Scenario) -> (u64, u64, u64, bool) {
         sc.flavour().output_min_one,
     );
     let (ctx, pool) = (sc.server.context_length, sc.server.kv_pool_tokens);
+    let page = sc.server.page_size;
+    let rounds = !sc.server.radix_cache && sc.server.version >= "0.4.8".parse().unwrap();
     let max_req_len = (ctx - 1).min(pool - 1);
-    let (mut ok, mut input, mut output) = (0, 0, 0);
-    for &(p, o) in &rows {
+    let mut e = Expected {
+        ok: 0,
+        input: 0,
+        output: 0,
+        none_fit: rows.iter().all(|&(p, _)| p + 1 >= pool),
+        never_admitted: None,
+        no_rows: rows.is_empty(),
+    };
+    for (i, &(p, o)) in rows.iter().enumerate() {
         if p < ctx && p + o < ctx && p + 1 < pool {
-            ok += 1;
-            input += p;
-            output += o.min(max_req_len.saturating_sub(p + 1));
+            let max_new = o.min(max_req_len.saturating_sub(p + 1));
+            e.ok += 1;
+            e.input += p;
+            e.output += max_new;
+            let charged = if rounds { p.div_ceil(page) * page } else { p };
+            if charged + max_new + 2 > pool && e.never_admitted.is_none() {
+                e.never_admitted = Some(i);
+            }
         }
     }
-    let none_fit = rows.iter().all(|&(p, _)| p + 1 >= pool);
-    (ok, input, output, none_fit)
-}
-
-/// KNOWN ENGINE ISSUES (reported, not fixed here: the engine is not this file's to change).
-/// With `--page-size` > 1 the scheduler can stall on page rounding:
-/// 1. without the radix cache, a request whose page-rounded prompt plus its (clipped) output
-///    exceeds the KV pool is never admitted, although SGLang's own clip
-///    (`max_new ≤ max_req_len − prompt − 1`) accepted it. Alone it ends the run with
-///    "the scheduler is stuck"; beside other requests with "internal: request N never
-///    finished". Minimal: `--hardware a100-sxm4-80gb --model qwen2.5-0.5b
-///    --max-total-tokens 1088 --page-size 16 --disable-radix-cache --sglang-version 0.4.6
-///    --num-prompts 1 --random-input-len 1 --random-output-len 1080 --random-range-ratio 1
-///    --warmup-requests 0`;
-/// 2. with the radix cache, 48 requests of 383 + 2243 tokens on qwen3-30b-a3b (a100, page 64,
-///    0.4.6) stop with "stuck with 1 waiting and 47 running": decode neither runs nor retracts.
-///
-/// See the ignored tests `known_engine_issue_*`. Tolerated only with pages > 1 token.
-fn known_page_rounding_stall(sc: &Scenario, e: &Error) -> bool {
-    let msg = e.to_string();
-    let stall = msg.contains("the scheduler is stuck") || msg.contains("never finished");
-    stall && sc.server.page_size > 1
+    e
 }
 
 fn cases() -> u32 {
@@ -212,7 +225,10 @@ fn cases() -> u32 {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(),
-        max_shrink_iters: 2000,
+        max_shrink_iters: std::env::var("PROPTEST_MAX_SHRINK_ITERS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2000),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -227,17 +243,26 @@ proptest! {
         let mut sc = resolved
             .map_err(|e| TestCaseError::fail(format!("generated scenario does not resolve: {e}")))?;
         sc.check_invariants = true;
-        let (ok, input, output, none_fit) = expected(&sc);
+        let Expected { ok, input, output, none_fit, never_admitted, no_rows } = expected(&sc);
         let out = match run(&sc) {
+            Err(Error::Invalid { reason, .. }) if no_rows => {
+                prop_assert!(reason.contains("no requests to simulate"), "{reason}");
+                return Ok(());
+            }
             Err(Error::Impossible(msg)) if none_fit => {
                 prop_assert!(msg.contains("no request can ever run"), "{msg}");
                 return Ok(());
             }
-            Err(e) if known_page_rounding_stall(&sc, &e) => return Ok(()),
+            Err(Error::Impossible(msg)) if never_admitted.is_some() => {
+                let first = format!("request {} can never be admitted", never_admitted.unwrap());
+                prop_assert!(msg.contains(&first), "expected '{first}': {msg}");
+                return Ok(());
+            }
             Err(e) => return Err(TestCaseError::fail(format!("run failed: {e}"))),
             Ok(out) => out,
         };
         prop_assert!(!none_fit, "no prompt fits the KV pool, yet the run succeeded");
+        prop_assert!(never_admitted.is_none(), "request {:?} can never be admitted, yet the run succeeded", never_admitted);
         let m = &out.metrics;
         let n = sc.client.num_prompts;
         prop_assert_eq!(m.completed + m.failed, n, "request conservation");
@@ -287,38 +312,70 @@ fn checked(file: &ScenarioFile) -> Scenario {
     sc
 }
 
-/// The minimal scenario of the known engine issue above; run with `--ignored` to check a fix.
-#[test]
-#[ignore = "known engine issue: page-rounded admission stall without the radix cache"]
-fn known_engine_issue_page_rounding_stall() {
-    let file = ScenarioFile {
+/// The issue's minimal scenario (pool 1088, page 16, no radix cache, one request of 1 + 1080
+/// tokens). SGLang 0.4.6 charges the candidate its prompt (1 token): 1088 − 1 − 1080 = 7 > 1,
+/// so it is admitted and served. SGLang 0.4.8+ charges the page-rounded prompt (16 tokens):
+/// with the longest output the clip allows (1085), 1088 − 16 − 1085 = −13 ≤ 1, never admitted.
+fn page_rounding_case(version: &str, output_len: u64, num_prompts: u64) -> ScenarioFile {
+    ScenarioFile {
         hardware: Some("a100-sxm4-80gb".into()),
         model: Some("qwen2.5-0.5b".into()),
         server: ServerFlags {
             max_total_tokens: Some(1088),
             page_size: Some(16),
             disable_radix_cache: true,
-            sglang_version: Some("0.4.6".parse().unwrap()),
+            sglang_version: Some(version.parse().unwrap()),
             ..Default::default()
         },
         client: ClientFlags {
-            num_prompts: Some(3),
+            num_prompts: Some(num_prompts),
             random_input_len: Some(1),
-            random_output_len: Some(1134),
-            seed: Some(1744737276),
+            random_output_len: Some(output_len),
+            random_range_ratio: Some(1.0),
             warmup_requests: Some(0),
             ..Default::default()
         },
-    };
-    let mut sc = checked(&file);
-    // Lengths (1, 1123), (1, 569), (1, 86): SGLang clips the first to 1085 new tokens.
-    sc.lengths = Some(vec![(1, 1123), (1, 569), (1, 86)]);
-    run(&sc).expect("all three requests are admissible and finish");
+    }
 }
 
-/// Known engine issue 2 (see `known_page_rounding_stall`).
 #[test]
-fn known_engine_issue_decode_stall_with_pages() {
+fn page_rounding_minimal_case_is_served_by_0_4_6() {
+    let sc = checked(&page_rounding_case("0.4.6", 1080, 1));
+    let out = run(&sc).expect("SGLang 0.4.6 admits 1 + 1080 tokens in a 1088-token pool");
+    assert_eq!(out.metrics.completed, 1);
+    assert_eq!(out.metrics.total_output_tokens, 1080);
+}
+
+#[test]
+fn page_rounding_longest_outputs_are_served_by_0_4_6() {
+    // Lengths (1, 1123), (1, 569), (1, 86): SGLang clips the first to 1085 new tokens; all
+    // three are admitted in turn (1088 − 1 − 1085 = 2 > 1).
+    let mut sc = checked(&page_rounding_case("0.4.6", 1134, 3));
+    sc.lengths = Some(vec![(1, 1123), (1, 569), (1, 86)]);
+    let out = run(&sc).expect("all three requests are admissible and finish");
+    assert_eq!(out.metrics.completed, 3);
+    assert_eq!(out.metrics.total_output_tokens, 1085 + 569 + 86);
+}
+
+#[test]
+fn page_rounding_never_admitted_by_0_5_is_refused_up_front() {
+    let mut sc = checked(&page_rounding_case("0.5.6.post2", 1134, 3));
+    sc.lengths = Some(vec![(1, 1123), (1, 569), (1, 86)]);
+    let msg = run(&sc).unwrap_err().to_string();
+    assert!(msg.contains("request 0 can never be admitted"), "{msg}");
+    assert!(msg.contains("(16) + 1085 new tokens"), "{msg}");
+    // 1080 new tokens: 1088 − 16 − 1080 = −8 ≤ 1, still refused; 1070: 2 > 1, served.
+    let sc = checked(&page_rounding_case("0.5.6.post2", 1080, 1));
+    assert!(run(&sc).is_err());
+    let sc = checked(&page_rounding_case("0.5.6.post2", 1070, 1));
+    assert_eq!(run(&sc).unwrap().metrics.completed, 1);
+}
+
+/// With the radix cache, 48 requests of 383 + 2243 tokens on qwen3-30b-a3b (a100, page 64,
+/// 0.4.6) once stopped with "stuck with 1 waiting and 47 running" (decode neither ran nor
+/// retracted); kept as a regression test.
+#[test]
+fn decode_with_pages_retracts_instead_of_stalling() {
     let file = ScenarioFile {
         hardware: Some("a100-sxm4-80gb".into()),
         model: Some("qwen3-30b-a3b".into()),

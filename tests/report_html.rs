@@ -210,6 +210,12 @@ fn grey_variance(png_path: &Path) -> f64 {
 #[test]
 fn reports_render_in_headless_chromium() {
     let Some(bin) = chromium() else {
+        // In CI (env `CI` set, as `.ci/run` sets it) the check is required: fail, never skip.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but chromium is not installed: the headless rendering check is required \
+             in CI (apt-get install chromium)"
+        );
         println!("NOTICE: chromium not found; skipping the headless rendering check (apt-get install chromium)");
         return;
     };

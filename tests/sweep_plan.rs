@@ -4,8 +4,9 @@
 use servesim::plan::{plan, Goal, PlanSpec, Prices, Slo};
 use servesim::spec::workload::ScenarioFile;
 use servesim::sweep::grid::Grid;
+use servesim::sweep::merge::merge;
 use servesim::sweep::output::SweepFile;
-use servesim::sweep::shard::{merge, Shard};
+use servesim::sweep::shard::Shard;
 use servesim::sweep::Sweep;
 use std::path::{Path, PathBuf};
 mod common;

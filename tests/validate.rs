@@ -3,13 +3,14 @@
 //! run, the labelled ShareGPT stand-in), `validate` keeps going past broken entries and is
 //! deterministic, malformed logs given to `replay` are errors and never panics, and the
 //! README's accuracy section is the current output of `servesim validate --format markdown`.
+use servesim::calibrate::report::readme_markdown;
 use servesim::metrics::BenchMetrics;
 use servesim::report::{text, ReportHeader};
 use servesim::validate::compare::{simulate_run, validate, Validation};
 use servesim::validate::logparse::{parse_log, parse_log_file, ParsedLog};
 use servesim::validate::manifest::Manifest;
 use servesim::validate::render::{
-    readme_section, validation_json, validation_markdown, validation_text, README_COMMAND,
+    readme_section, validation_json, validation_text, README_COMMAND,
 };
 use servesim::validate::replay::{
     infer_bench_version, model_from_path, server_flags_from_command, workload_summary,
@@ -196,7 +197,7 @@ fn sharegpt_runs_use_the_bundled_sample_and_are_labelled() {
         ["003-00", "003-04", "003-08", "003-12", "003-16", "003-20"]
     );
     let tag = format!("[{}]", sampled::LABEL);
-    for out in [validation_text(v), validation_markdown(v)] {
+    for out in [validation_text(v), readme_markdown(v)] {
         for r in &v.runs {
             let line = out
                 .lines()
@@ -529,7 +530,7 @@ fn launch_commands_and_model_paths() {
 fn readme_accuracy_section_is_current() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let committed = readme_section(&readme).unwrap();
-    let current = validation_markdown(validation());
+    let current = readme_markdown(validation());
     assert!(
         committed == current,
         "README.md's accuracy section is stale; regenerate it with `{README_COMMAND}`"

@@ -5,8 +5,9 @@
 //! file's in-sample errors no longer match `servesim validate`'s, the section says it is stale.
 use super::crossval::{CrossvalFile, RunCv};
 use super::loss::{max_abs, median_abs};
+use crate::report::table::{fmt_err, Style, Table};
 use crate::validate::compare::{Headline, Validation};
-use crate::validate::render::{fmt_err, Style, Table};
+use crate::validate::render::validation_markdown;
 
 /// The command that writes the cross-validation file for one profile.
 pub const CROSSVAL_COMMAND: &str =
@@ -168,6 +169,20 @@ pub fn crossval_markdown(file: &CrossvalFile, v: &Validation) -> String {
              changed since the cross-validation was written); rerun `{CROSSVAL_COMMAND}` for the affected profiles.\n",
             stale.join(", ")
         ));
+    }
+    out
+}
+
+/// `servesim validate --format markdown`: the README's whole accuracy section, with the
+/// cross-validation tables read from `crossval.json` beside the manifest.
+pub fn readme_markdown(v: &Validation) -> String {
+    let mut out = validation_markdown(v);
+    if let Some(cv) = CrossvalFile::beside(std::path::Path::new(&v.manifest)) {
+        let part = crossval_markdown(&cv, v);
+        if !part.is_empty() {
+            out.push('\n');
+            out.push_str(&part);
+        }
     }
     out
 }

@@ -3,8 +3,7 @@
 //! `--cross-validate`, leave-one-out and leave-one-model-out) errors, and write the fitted
 //! profile with a provenance comment on every fitted field (to `--out`, else to stdout; the
 //! report then goes to stderr).
-use super::emit;
-use super::sweep::progress_bar;
+use super::print::{emit, progress_bar};
 use crate::calibrate::crossval::{cross_validate, CrossvalFile, ProfileCv};
 use crate::calibrate::fit::FitResult;
 use crate::calibrate::loss::{max_abs, median_abs, LossSpec};
@@ -13,8 +12,8 @@ use crate::calibrate::params::format_value;
 use crate::calibrate::runs::Metric;
 use crate::calibrate::{fit_date, id_ranges, Calibration, Request};
 use crate::error::{Error, Result};
+use crate::report::table::{fmt_err, Style, Table};
 use crate::validate::manifest::Manifest;
-use crate::validate::render::{fmt_err, Style, Table};
 use std::io::Write;
 use std::path::PathBuf;
 

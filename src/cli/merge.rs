@@ -1,10 +1,10 @@
 //! `servesim merge`: joins the sweep.json files of a sharded sweep into the file the whole
 //! sweep would have written (rejecting overlapping, missing or incompatible shards), with the
 //! CSV and charts beside it on request.
-use super::sweep::write_outputs;
 use crate::error::{Error, Result};
+use crate::sweep::merge::merge as merge_files;
 use crate::sweep::output::SweepFile;
-use crate::sweep::shard::merge as merge_files;
+use crate::sweep::write_outputs;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -32,7 +32,7 @@ pub fn merge(a: &MergeArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(dir) = &a.dir {
         write_outputs(&merged, dir, true)?;
     }
-    super::emit(
+    super::print::emit(
         out,
         &format!(
             "servesim merge: {} files, {} points → {}\n",

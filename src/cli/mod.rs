@@ -4,6 +4,7 @@ mod calibrate;
 mod exec;
 mod merge;
 mod plan;
+mod print;
 mod replay;
 mod report;
 mod run;
@@ -12,7 +13,7 @@ mod validate;
 
 pub use exec::{execute, CliError};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 
@@ -91,7 +92,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
         Command::Plan(a) => plan::plan(&a, out),
         Command::Report(a) => report::report(&a, out),
         Command::Merge(a) => merge::merge(&a, out),
-        Command::Profiles => emit(
+        Command::Profiles => print::emit(
             out,
             &format!(
                 "hardware: {}\nmodels:   {}\n",
@@ -99,15 +100,5 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
                 crate::spec::bundled::model_names().join(", ")
             ),
         ),
-    }
-}
-
-/// Writes `text` to a command's output; a closed pipe (`| head`) is not an error.
-pub fn emit(out: &mut dyn Write, text: &str) -> Result<()> {
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Error::Msg(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
     }
 }

@@ -1,10 +1,10 @@
 //! `servesim plan`: the cheapest deployment meeting latency SLOs at a target rate (or the
 //! highest sustainable rate within a budget) over a grid of `run` flags: hardware, `--tp`,
 //! `--dp`, `--max-concurrency`, …, with the workload given by the client flags.
-use super::run::base_scenario;
-use super::sweep::progress_bar;
+use super::print::progress_bar;
 use crate::error::{Error, Result};
 use crate::plan::{plan as compute, render, Goal, PlanSpec, Prices, Slo};
+use crate::spec::workload::ScenarioFile;
 use crate::sweep::grid::{Grid, GridArgs};
 use std::io::Write;
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let spec = PlanSpec {
-        file: base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?,
+        file: ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?,
         grid,
         slo: Slo {
             ttft_p99_ms: a.slo_ttft_p99,
@@ -81,7 +81,7 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
     let pb = progress_bar(spec.grid.len(), a.quiet, "deployments");
     let p = compute(&spec, &|| pb.inc(1))?;
     pb.finish_and_clear();
-    super::emit(
+    super::print::emit(
         out,
         &if a.format == "json" {
             render::json(&p)

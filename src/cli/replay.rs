@@ -1,23 +1,24 @@
 //! `servesim replay LOG`: rebuild each run of a real bench_serving log from its own arguments
 //! (plus the manifest entry beside it, or `--hardware`/`--model`/server flags), simulate it,
 //! and print real, simulated and error % for every metric the log prints.
-use super::run::preamble;
+use super::print::{emit, preamble, stats_text};
 use crate::error::{Error, Result};
-use crate::report::ReportHeader;
-use crate::simulation::run as simulate;
-use crate::spec::server::ServerFlags;
-use crate::spec::workload::ClientFlags;
-use crate::validate::compare::{compare_run, MetricRow};
+use crate::report::table::Style;
+use crate::spec::workload::ScenarioFlags;
+use crate::validate::compare::{compare_run, simulate_run, MetricRow};
 use crate::validate::logparse::parse_log_file;
 use crate::validate::manifest::{self, Manifest};
-use crate::validate::render::{replay_table, Style};
-use crate::validate::replay::scenario_for;
+use crate::validate::render::replay_table;
 use crate::validate::replay::{LengthSource, Overrides};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "--hardware is required when no manifest entry covers the log; --model when \
+the log's `model=` cannot be mapped to a bundled model."
+)]
 pub struct ReplayArgs {
     /// A bench_serving console log (one or more `Serving Benchmark Result` blocks).
     pub log: PathBuf,
@@ -27,16 +28,9 @@ pub struct ReplayArgs {
     /// Manifest giving hardware, model and assumptions (default: manifest.yaml beside the log).
     #[arg(long)]
     pub manifest: Option<PathBuf>,
-    /// Hardware profile (required when no manifest entry covers the log).
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Model (required when the log's `model=` cannot be mapped to a bundled model).
-    #[arg(long)]
-    pub model: Option<String>,
+    /// Overrides of what the log and its manifest entry say (see the note after the options).
     #[command(flatten)]
-    pub server: ServerFlags,
-    #[command(flatten)]
-    pub client: ClientFlags,
+    pub flags: ScenarioFlags,
     /// text, markdown or json.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -104,10 +98,10 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
         None => log.runs.iter().collect(),
     };
     let ov = Overrides {
-        hardware: a.hardware.clone(),
-        model: a.model.clone(),
-        server: a.server.clone(),
-        client: a.client.clone(),
+        hardware: a.flags.hardware.clone(),
+        model: a.flags.model.clone(),
+        server: a.flags.server.clone(),
+        client: a.flags.client.clone(),
     };
     let source = a.log.display().to_string();
     let mut failed = Vec::new();
@@ -117,20 +111,14 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
         let entry = manifest
             .as_ref()
             .and_then(|m| m.find(&file_name, run.index));
-        // Wall time of the simulation itself (as `run --stats`), not of building the scenario.
-        let simulated = scenario_for(run, entry, &ov, &source).and_then(|replay| {
-            let started = std::time::Instant::now();
-            let out = simulate(&replay.scenario)?;
-            Ok((replay, out, started.elapsed().as_secs_f64()))
-        });
+        // Wall time of building the scenario and simulating it.
+        let started = std::time::Instant::now();
+        let simulated = simulate_run(run, entry, &ov, &source)
+            .map(|(replay, out)| (replay, out, started.elapsed().as_secs_f64()));
         let (replay, out) = match simulated {
             Ok((replay, out, wall_s)) => {
                 if a.stats {
-                    eprint!(
-                        "run {}: {}",
-                        run.index,
-                        super::run::stats_text(&out, wall_s)
-                    );
+                    eprint!("run {}: {}", run.index, stats_text(&out, wall_s));
                 }
                 (replay, out)
             }
@@ -145,13 +133,7 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             }
         };
         let sc = &replay.scenario;
-        let header = ReportHeader {
-            backend: sc.client.backend.clone(),
-            request_rate: sc.client.request_rate,
-            max_concurrency: sc.client.max_concurrency,
-            bench_version: sc.client.bench_version,
-        };
-        let rows = compare_run(&run.metrics, &out.metrics, &header);
+        let rows = compare_run(&run.metrics, &out.metrics, &sc.header());
         let entry_id = entry.map(|e| e.id.as_str());
         match style {
             None => json.push(JsonRun {
@@ -199,7 +181,7 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     }
-    super::emit(out_w, &text)?;
+    emit(out_w, &text)?;
     match failed.as_slice() {
         [] => Ok(()),
         f => Err(Error::Msg(format!(

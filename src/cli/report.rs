@@ -1,7 +1,8 @@
 //! `servesim report`: one self-contained HTML file for a run (`--run` and the run's flags), a
 //! sweep (`--sweep sweep.json`) or a validation (`--validate` with the output of
 //! `servesim validate --format json`).
-use super::run::{preamble, scenario, RunArgs};
+use super::print::preamble;
+use super::run::{scenario, RunArgs};
 use crate::error::{Error, Result};
 use crate::report::{html, text, timeline};
 use crate::simulation::run as simulate;
@@ -35,11 +36,7 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
         run_page(&a.run_args)?
     } else {
         let r = &a.run_args;
-        let run_flags_given = r.scenario.is_some()
-            || r.hardware.is_some()
-            || r.model.is_some()
-            || r.server != Default::default()
-            || r.client != Default::default();
+        let run_flags_given = r.scenario.is_some() || r.flags != Default::default();
         if run_flags_given {
             return Err(Error::Msg(
                 "run flags apply only to `report --run`; a sweep or validation report reads its file"
@@ -47,7 +44,7 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
             ));
         }
         match (&a.sweep, &a.validate) {
-            (Some(p), _) => html::sweep_report(&SweepFile::load(p)?),
+            (Some(p), _) => crate::sweep::html::sweep_report(&SweepFile::load(p)?),
             (None, Some(p)) => {
                 let v: serde_json::Value = crate::spec::load::from_json_str(&read_text(p)?, p)?;
                 html::validation_report(&v)?
@@ -56,7 +53,7 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     std::fs::write(&a.out, page).map_err(|e| Error::io(&a.out, e))?;
-    super::emit(out, &format!("servesim report: {}\n", a.out.display()))
+    super::print::emit(out, &format!("servesim report: {}\n", a.out.display()))
 }
 
 /// Simulates the run and renders its page (also writing --timeline/--plot when given).

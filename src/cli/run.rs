@@ -1,17 +1,13 @@
 //! `servesim run`: one scenario (the bundled default, a scenario file, flags) → the report
 //! bench_serving would print, as text or JSON; `--stats` adds the simulation's own cost.
+use super::print::{preamble, stats_text};
 use crate::error::Result;
 use crate::report::{json, text};
 use crate::simulation::{run as simulate, RunOutput, Scenario};
-use crate::spec::load::from_yaml_str;
-use crate::spec::server::ServerFlags;
-use crate::spec::workload::{ClientFlags, ScenarioFile};
+use crate::spec::workload::{ClientFlags, ScenarioFile, ScenarioFlags};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-
-/// The bundled default scenario, embedded so the binary runs from anywhere.
-pub const DEFAULT_SCENARIO: &str = include_str!("../../workloads/default.yaml");
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -19,16 +15,8 @@ pub struct RunArgs {
     /// only when no client flag is given, otherwise bench_serving's defaults do).
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// Hardware profile: a bundled name or a YAML path.
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
-    #[arg(long)]
-    pub model: Option<String>,
     #[command(flatten)]
-    pub server: ServerFlags,
-    #[command(flatten)]
-    pub client: ClientFlags,
+    pub flags: ScenarioFlags,
     /// text (bench_serving's layout) or json (bench_serving's output-file keys).
     #[arg(long, default_value = "text")]
     pub output_format: String,
@@ -49,34 +37,11 @@ pub struct RunArgs {
     pub plot: Option<PathBuf>,
 }
 
-/// Loads the scenario named by `--scenario`, or the bundled default.
-pub fn load_scenario_file(path: Option<&Path>) -> Result<ScenarioFile> {
-    match path {
-        Some(p) => ScenarioFile::load(p),
-        None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")),
-    }
-}
-
-/// The base scenario file: `path`, or the bundled default, whose client section applies
-/// only when no client flag is given (`client_given`); bench_serving's defaults apply then.
-pub fn base_scenario(path: Option<&Path>, client_given: bool) -> Result<ScenarioFile> {
-    let mut file = load_scenario_file(path)?;
-    if path.is_none() && client_given {
-        file.client = ClientFlags::default();
-    }
-    Ok(file)
-}
-
 /// The scenario `run` simulates for these arguments.
 pub fn scenario(a: &RunArgs) -> Result<Scenario> {
-    let file = base_scenario(a.scenario.as_deref(), a.client != ClientFlags::default())?;
-    let mut sc = Scenario::resolve(
-        &file,
-        a.hardware.as_deref(),
-        a.model.as_deref(),
-        &a.server,
-        &a.client,
-    )?;
+    let client_given = a.flags.client != ClientFlags::default();
+    let file = ScenarioFile::base(a.scenario.as_deref(), client_given)?;
+    let mut sc = Scenario::from_flags(&file, &a.flags)?;
     if let Some(m) = a.max_events {
         sc.max_events = m;
     }
@@ -122,7 +87,7 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
             text::render(&out.metrics, &sc.header()).trim_end()
         )
     };
-    super::emit(out_w, &report)?;
+    super::print::emit(out_w, &report)?;
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
     }
@@ -137,62 +102,4 @@ pub fn extra(sc: &Scenario, out: &RunOutput) -> serde_json::Value {
         "server": sc.server,
         "stats": out.stats,
     })
-}
-
-/// What SGLang's start-up log and bench_serving print before the result block.
-pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
-    let s = &sc.server;
-    format!(
-        "servesim: {} on {} × {} (tp {}{}), SGLang {} defaults, bench_serving {}\n\
-         server: max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}\n\
-         sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
-         #Input tokens: {}\n#Output tokens: {}\n",
-        sc.model.name,
-        s.devices(),
-        sc.hardware.name,
-        s.tp,
-        match (s.dp, s.dp_attention) {
-            (1, _) => String::new(),
-            (d, true) => format!(", DP attention: {d} ranks of attn_tp {}", s.attn_tp),
-            (d, false) => format!(", dp {d} replicas"),
-        },
-        s.version,
-        sc.client.bench_version,
-        s.kv_pool_tokens,
-        s.max_running_requests,
-        s.chunked_prefill_size.map_or("-1".to_string(), |c| c.to_string()),
-        s.mem_fraction_static,
-        s.cuda_graph_max_bs(),
-        s.attention_backend,
-        s.page_size,
-        out.stats.steps,
-        out.stats.sched.prefill_steps,
-        out.stats.sched.decode_steps,
-        out.stats.sched.retractions,
-        out.stats.sched.max_running,
-        100.0 * out.stats.sched.prefix_hit_tokens as f64 / out.stats.sched.prompt_tokens.max(1) as f64,
-        out.metrics.total_input_tokens,
-        out.metrics.total_output_tokens,
-    )
-}
-
-pub(crate) fn stats_text(out: &RunOutput, wall_s: f64) -> String {
-    let sim_s = out.stats.simulated_ns as f64 / 1e9;
-    format!(
-        "stats: wall {:.3} s, simulated {:.1} s, ratio {:.0}x, {} events, {} steps, peak RSS {} MiB\n",
-        wall_s,
-        sim_s,
-        if wall_s > 0.0 { sim_s / wall_s } else { f64::INFINITY },
-        out.stats.events,
-        out.stats.steps,
-        peak_rss_mib().map_or("?".into(), |m| m.to_string())
-    )
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), MiB.
-pub fn peak_rss_mib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024)
 }

@@ -1,16 +1,16 @@
 //! `servesim sweep`: every `run` flag may be a list or a range; the grid's points run in
 //! parallel and land in OUT/sweep.json, OUT/sweep.csv and OUT/*.svg; the Pareto frontier is
 //! printed. `--shard I/N` runs one slice (merge the slices with `servesim merge`).
-use super::run::base_scenario;
-use crate::error::{Error, Result};
+use super::print::progress_bar;
+use crate::error::Result;
+use crate::report::table::{fmt_compact, Style, Table};
+use crate::spec::workload::ScenarioFile;
 use crate::sweep::analysis::{pareto, FRONTIER_X, FRONTIER_Y};
 use crate::sweep::grid::{Grid, GridArgs};
 use crate::sweep::output::SweepFile;
 use crate::sweep::shard::{indices, Shard};
-use crate::sweep::Sweep;
-use crate::validate::render::{fmt_compact, Style, Table};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use crate::sweep::{write_outputs, Sweep};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -36,23 +36,9 @@ pub struct SweepArgs {
     pub grid: GridArgs,
 }
 
-/// A progress bar on stderr over `n` items, hidden with `quiet` or when stderr is no terminal.
-pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(&format!(
-        "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what} (eta {{eta}})"
-    )) {
-        pb.set_style(style.progress_chars("=> "));
-    }
-    pb
-}
-
 pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
-    let file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
     let s = Sweep {
         file,
         scenario: a.scenario.as_ref().map(|p| p.display().to_string()),
@@ -64,24 +50,7 @@ pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     pb.finish_and_clear();
     let charts = !a.no_charts && a.shard.is_none();
     write_outputs(&result, &a.out, charts)?;
-    super::emit(out, &summary(&result, &a.out, charts))
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
-}
-
-/// Writes sweep.json, sweep.csv and (with `charts`) the SVG charts into `dir`.
-pub fn write_outputs(f: &SweepFile, dir: &Path, charts: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    write(&dir.join("sweep.json"), &f.to_json())?;
-    write(&dir.join("sweep.csv"), &f.to_csv())?;
-    if charts {
-        for (stem, c) in crate::sweep::charts::charts(f) {
-            write(&dir.join(format!("{stem}.svg")), &c.svg())?;
-        }
-    }
-    Ok(())
+    super::print::emit(out, &summary(&result, &a.out, charts))
 }
 
 /// What was written, errors, and the Pareto frontier as a table.

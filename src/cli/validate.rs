@@ -1,13 +1,12 @@
 //! `servesim validate`: replay every entry of the validation manifest, print one row per run
 //! (real, simulated, error % for the headline metrics) and the error summary, as text, JSON or
 //! the README's markdown section; `--update-readme` rewrites that section in place.
-use super::emit;
+use super::print::emit;
+use crate::calibrate::report::readme_markdown;
 use crate::error::{Error, Result};
 use crate::validate::compare::validate as run_validation;
 use crate::validate::manifest::Manifest;
-use crate::validate::render::{
-    replace_readme_section, validation_json, validation_markdown, validation_text,
-};
+use crate::validate::render::{replace_readme_section, validation_json, validation_text};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -37,7 +36,7 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     let v = run_validation(&manifest);
     if let Some(path) = &a.update_readme {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let new = replace_readme_section(&text, &validation_markdown(&v))?;
+        let new = replace_readme_section(&text, &readme_markdown(&v))?;
         std::fs::write(path, new).map_err(|e| Error::io(path, e))?;
         eprintln!(
             "{}: accuracy section updated ({} runs)",
@@ -50,7 +49,7 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         out,
         &match a.format.as_str() {
             "json" => format!("{}\n", validation_json(&v)),
-            "markdown" => validation_markdown(&v),
+            "markdown" => readme_markdown(&v),
             _ => validation_text(&v),
         },
     )

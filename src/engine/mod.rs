@@ -2,7 +2,9 @@
 //! (`scheduler`: admission in `scheduler::adder`, decode memory and retraction in
 //! `scheduler/decode.rs`), the running batch as O(1) aggregates (`running`), streamed tokens
 //! and ITLs (`stream`), and the loop that ties client and server together (`sim`).
+pub mod admission;
 pub mod event;
+pub mod kv;
 pub mod radix;
 pub mod request;
 pub mod router;

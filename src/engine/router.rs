@@ -1,24 +1,23 @@
 //! Routing requests to data-parallel replicas, as SGLang's `DataParallelController` does:
 //! round robin (the default) or the replica with the shortest queue.
 
-/// `--load-balance-method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+use crate::spec::server::LoadBalanceMethod;
+
+/// The router's state: the method, and round robin's next replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Router {
     RoundRobin,
     /// Fewest waiting + running requests; ties to the lowest replica index.
     ShortestQueue,
     /// Internal state of round robin: the next replica.
-    #[serde(skip)]
     RoundRobinAt(usize),
 }
 
 impl Router {
-    pub fn parse(s: &str) -> Option<Router> {
-        match s.replace('-', "_").as_str() {
-            "round_robin" => Some(Router::RoundRobin),
-            "shortest_queue" => Some(Router::ShortestQueue),
-            _ => None,
+    pub fn new(method: LoadBalanceMethod) -> Router {
+        match method {
+            LoadBalanceMethod::RoundRobin => Router::RoundRobin,
+            LoadBalanceMethod::ShortestQueue => Router::ShortestQueue,
         }
     }
 

@@ -2,6 +2,7 @@
 //! semaphore, single-threaded sends, observation of streamed tokens) against SGLang (the
 //! tokenizer, a router over data-parallel replicas, and each replica's scheduler iterations
 //! priced by a [`StepCost`]). Produces the [`RunRecord`] the metrics are computed from.
+use super::admission::{admit, AdmissionLimits};
 use super::event::{DispatchOrder, Event, EventQueue};
 use super::request::Phase;
 use super::router::Router;
@@ -118,6 +119,8 @@ struct Sim<'a> {
     lockstep: bool,
     /// Lockstep mode: a group step is in flight.
     group_busy: bool,
+    /// The server's admission rules (every replica runs the same configuration).
+    limits: AdmissionLimits,
 }
 
 /// Latest simulated time (2^62 ns ≈ 146 years); later means the inputs are absurd, and it
@@ -144,8 +147,10 @@ pub fn simulate_replicas(
             "internal: dispatch times and requests differ in length, or no replica".into(),
         ));
     }
+    let limits = *scheds[0].limits();
     let mut sim = Sim {
         input,
+        limits,
         replicas: scheds
             .into_iter()
             .map(|sched| Replica {
@@ -270,24 +275,16 @@ impl Sim<'_> {
         let o = &self.input.overheads;
         let at_server = sent + o.request_latency_ns.round() as u64;
         let r = &self.input.requests[i];
-        let cfg = &self.replicas[0].sched.cfg;
-        let ctx = cfg.context_length;
-        // TokenizerManager validation: prompt + output must fit the context (reference A.2.6).
-        if r.prompt_len >= ctx
-            || r.prompt_len + r.output_len >= ctx
-            || r.prompt_len + 1 >= cfg.kv_pool_tokens
-        {
-            self.client[i].failed = true;
-            let back = at_server + o.request_latency_ns.round() as u64;
-            self.client[i].done_obs = Some(back);
-            self.q.push(back, Event::ClientDone(i));
-            return;
+        match admit(&self.limits, r.prompt_len, r.output_len) {
+            Ok(max_new) => self.client[i].out_len = max_new,
+            Err(_) => {
+                self.client[i].failed = true;
+                let back = at_server + o.request_latency_ns.round() as u64;
+                self.client[i].done_obs = Some(back);
+                self.q.push(back, Event::ClientDone(i));
+                return;
+            }
         }
-        // Scheduler clip: max_new ≤ max_req_len − input − 1.
-        let max_req_len = (ctx - 1).min(cfg.kv_pool_tokens - 1);
-        self.client[i].out_len = r
-            .output_len
-            .min(max_req_len.saturating_sub(r.prompt_len + 1));
         let tok = (r.prompt_len as f64 * o.tokenize_per_token_ns).round() as u64;
         let arrive = at_server.max(self.tokenizer_free_ns) + tok;
         self.tokenizer_free_ns = arrive;
@@ -305,7 +302,7 @@ impl Sim<'_> {
         let local = rep
             .sched
             .add_request(req.prompt_len, self.client[i].out_len);
-        rep.sched.reqs[local].cached_prefix = req.cached_prefix;
+        rep.sched.set_cached_prefix(local, req.cached_prefix);
         if let Some(g) = req.prefix_group {
             rep.sched.set_prefix_group(local, g, req.prefix_len);
         }
@@ -351,8 +348,8 @@ impl Sim<'_> {
             return Err(Error::Impossible(format!(
                 "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
                 sched.waiting_len(),
-                sched.running.len(),
-                sched.cfg.kv_pool_tokens
+                sched.running_len(),
+                sched.cfg().kv_pool_tokens
             )));
         }
         Ok(())
@@ -436,12 +433,12 @@ impl Sim<'_> {
             time_ns: t,
             duration_ns: dur,
             replica: r as u32,
-            running: sched.running.len(),
+            running: sched.running_len(),
             waiting: sched.waiting_len() as u64,
             prefill_tokens: shape.prefill_tokens,
             decode_tokens: shape.decode_reqs,
             kv_used_tokens: sched.kv_used(),
-            kv_capacity_tokens: sched.cfg.kv_pool_tokens,
+            kv_capacity_tokens: sched.cfg().kv_pool_tokens,
         });
     }
 
@@ -463,9 +460,7 @@ impl Sim<'_> {
                 // Members still running, plus those that just finished, got a token.
                 let ids: Vec<usize> = rep
                     .sched
-                    .running
-                    .members()
-                    .map(|m| m.id)
+                    .running_ids()
                     .chain(res.finished.iter().copied())
                     .collect();
                 for local in ids {
@@ -492,7 +487,7 @@ impl Sim<'_> {
                 c.last_obs = obs;
                 continue;
             }
-            if rep.sched.reqs[local].phase == Phase::Running {
+            if rep.sched.phase(local) == Phase::Running {
                 c.joined = Some((obs, rep.streams.decode_steps()));
                 c.last_obs = obs;
                 joined += 1;
@@ -535,7 +530,7 @@ impl Sim<'_> {
         let mut sched = SchedStats::default();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());
         for rep in self.replicas {
-            sched.absorb(&rep.sched.stats);
+            sched.absorb(rep.sched.stats());
             itl.extend(rep.streams.itl);
             emissions.extend(rep.streams.emissions);
         }

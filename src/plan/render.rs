@@ -1,7 +1,7 @@
 //! A plan as text (the ranked table, the recommendation, and why each runner-up loses) or JSON.
 use super::search::{fmt_ms as ms, fmt_rate, Probe};
 use super::{Candidate, Goal, Plan};
-use crate::validate::render::{Style, Table};
+use crate::report::table::{Style, Table};
 
 /// Flags shown in their own columns (other varying flags get a column each after them).
 const FIXED_COLUMNS: [&str; 4] = ["hardware", "tp", "dp", "max-concurrency"];

@@ -188,7 +188,7 @@ fn error_svg(size: (u32, u32), msg: &str) -> String {
         "<svg width=\"{}\" height=\"{}\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">chart not drawn: {}</text></svg>\n",
         size.0,
         size.1,
-        super::html::escape(msg)
+        super::markup::escape(msg)
     )
 }
 

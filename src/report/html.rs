@@ -1,27 +1,13 @@
 //! `servesim report`: one self-contained HTML file (inline CSS and SVG; no script, no network,
-//! no external font) for a run, a sweep or a validation. Deterministic: the same input gives
+//! no external font) for a run or a validation (the sweep's page: `sweep::html`), and the
+//! page, section, table and figure pieces every report is built from. Deterministic: the same input gives
 //! the same bytes (no timestamps).
 use super::charts::{BarChart, LineChart, Scale};
 use crate::error::{Error, Result};
 use crate::metrics::BenchMetrics;
-use crate::sweep::analysis::{curve_flag, pareto};
-use crate::sweep::output::SweepFile;
 use serde_json::Value;
 
-/// Escapes `&`, `<`, `>` and `"` for HTML text and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::markup::escape;
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}\
 h1{font-size:1.5em;margin-bottom:0.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:4px}\
@@ -105,102 +91,6 @@ pub fn num(v: Option<f64>) -> String {
 
 /// Most rows a sweep table shows.
 pub const MAX_TABLE_ROWS: usize = 2000;
-
-/// Report of a sweep file: grid, charts, Pareto frontier, every point.
-pub fn sweep_report(f: &SweepFile) -> String {
-    let mut body = String::new();
-    let grid: Vec<(bool, Vec<String>)> = f
-        .grid
-        .axes
-        .iter()
-        .map(|a| {
-            (
-                false,
-                vec![
-                    format!("--{}", a.flag),
-                    a.spec.clone(),
-                    a.values.len().to_string(),
-                ],
-            )
-        })
-        .collect();
-    body.push_str(&section(
-        "Grid",
-        &format!(
-            "<p>{} points ({} ran, {} could not run) over the base scenario {}.</p>\n{}",
-            f.rows.len(),
-            f.ok_rows().count(),
-            f.rows.len() - f.ok_rows().count(),
-            escape(f.scenario.as_deref().unwrap_or("(bundled default)")),
-            table(&["flag".into(), "values".into(), "count".into()], &grid)
-        ),
-    ));
-    let mut charts = String::new();
-    for (stem, c) in crate::sweep::charts::charts(f) {
-        charts.push_str(&figure(&c.svg(), &format!("{stem}.svg")));
-    }
-    body.push_str(&section("Charts", &charts));
-    let metrics = [
-        ("output tok/s", "output_throughput"),
-        ("req/s", "request_throughput"),
-        ("mean TTFT ms", "mean_ttft_ms"),
-        ("p99 TTFT ms", "p99_ttft_ms"),
-        ("mean TPOT ms", "mean_tpot_ms"),
-        ("p99 TPOT ms", "p99_tpot_ms"),
-        ("p99 E2E ms", "p99_e2e_latency_ms"),
-    ];
-    let varying: Vec<&str> = f.grid.varying().map(|a| a.flag.as_str()).collect();
-    let mut header: Vec<String> = vec!["#".into()];
-    header.extend(varying.iter().map(|v| v.to_string()));
-    header.extend(metrics.iter().map(|m| m.0.to_string()));
-    header.push("error".into());
-    let row = |r: &crate::sweep::point::Row, hl: bool| {
-        let mut cells = vec![r.index.to_string()];
-        cells.extend(
-            varying
-                .iter()
-                .map(|v| r.params.get(*v).cloned().unwrap_or_default()),
-        );
-        cells.extend(metrics.iter().map(|m| num(r.metric(m.1))));
-        cells.push(r.error.clone().unwrap_or_default());
-        (hl, cells)
-    };
-    let front = pareto(&f.rows);
-    let front_rows: Vec<_> = front.iter().map(|r| row(r, false)).collect();
-    body.push_str(&section(
-        "Pareto frontier: output throughput vs P99 TPOT",
-        &format!(
-            "<p>Points no other point beats on both (by increasing P99 TPOT).</p>\n{}",
-            table(&header, &front_rows)
-        ),
-    ));
-    let all: Vec<_> = f
-        .rows
-        .iter()
-        .take(MAX_TABLE_ROWS)
-        .map(|r| row(r, front.iter().any(|p| p.index == r.index)))
-        .collect();
-    let more = f.rows.len().saturating_sub(MAX_TABLE_ROWS);
-    body.push_str(&section(
-        "All points",
-        &format!(
-            "{}{}",
-            table(&header, &all),
-            if more > 0 {
-                format!("<p>… and {more} more points (see the CSV).</p>\n")
-            } else {
-                String::new()
-            }
-        ),
-    ));
-    let sub = format!(
-        "{} points{}; servesim {}",
-        f.points,
-        curve_flag(f).map_or(String::new(), |c| format!(", curves along --{c}")),
-        f.servesim_version
-    );
-    page("servesim sweep", &sub, &body)
-}
 
 /// Report of one run: the scenario, bench_serving's result block, the latency statistics
 /// and the time-series charts (none when `charts` is empty).

@@ -5,6 +5,8 @@
 pub mod charts;
 pub mod html;
 pub mod json;
+pub mod markup;
+pub mod table;
 pub mod text;
 pub mod timeline;
 

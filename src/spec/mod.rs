@@ -6,7 +6,7 @@ pub mod hardware;
 pub mod hf_config;
 pub mod load;
 pub mod model;
-pub mod sanity;
 pub mod server;
 pub mod version;
 pub mod workload;
+pub mod yaml_numbers;

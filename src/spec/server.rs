@@ -163,7 +163,27 @@ pub struct ServerConfig {
     /// step in lockstep (their MoE/MLP layers run over every rank's tokens together), not
     /// independent replicas.
     pub dp_attention: bool,
-    pub router: crate::engine::router::Router,
+    pub router: LoadBalanceMethod,
+}
+
+/// `--load-balance-method`: how requests are spread over data-parallel replicas (the
+/// router that applies it is `engine::router`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalanceMethod {
+    RoundRobin,
+    /// Fewest waiting + running requests; ties to the lowest replica index.
+    ShortestQueue,
+}
+
+impl LoadBalanceMethod {
+    pub fn parse(s: &str) -> Option<LoadBalanceMethod> {
+        match s.replace('-', "_").as_str() {
+            "round_robin" => Some(LoadBalanceMethod::RoundRobin),
+            "shortest_queue" => Some(LoadBalanceMethod::ShortestQueue),
+            _ => None,
+        }
+    }
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -185,8 +205,8 @@ impl ServerConfig {
             ));
         }
         let router = match flags.load_balance_method.as_deref() {
-            None => crate::engine::router::Router::RoundRobin,
-            Some(m) => crate::engine::router::Router::parse(m).ok_or_else(|| Error::Unknown {
+            None => LoadBalanceMethod::RoundRobin,
+            Some(m) => LoadBalanceMethod::parse(m).ok_or_else(|| Error::Unknown {
                 kind: "load balance method",
                 name: m.into(),
                 available: "round_robin, shortest_queue".into(),
@@ -286,14 +306,26 @@ impl ServerConfig {
                 cg_max_bs.unwrap_or(0),
             ),
         };
+        let page_size = positive_flag("--page-size", flags.page_size)?
+            .unwrap_or_else(|| defaults::page_size(&attention_backend));
+        // SGLang's server_args asserts this at startup; a smaller or unaligned chunk would
+        // leave a page-rounded prompt no whole page to prefill, and the scheduler would stall.
+        if let Some(c) = chunked_prefill_size.filter(|c| c % page_size != 0) {
+            return Err(Error::invalid(
+                "--chunked-prefill-size",
+                "chunked_prefill_size",
+                format!(
+                    "must be a multiple of --page-size {page_size} (SGLang asserts \
+                     `chunked_prefill_size % page_size == 0`), got {c}"
+                ),
+            ));
+        }
         // With DP attention every rank prefills at most chunk / dp tokens per step (after the
         // memory default, which uses the full chunk).
         let chunked_prefill_size = match chunked_prefill_size {
             Some(c) if dp_attention => Some((c / dp).max(1)),
             c => c,
         };
-        let page_size = positive_flag("--page-size", flags.page_size)?
-            .unwrap_or_else(|| defaults::page_size(&attention_backend));
         let schedule_policy = match flags.schedule_policy.as_deref() {
             None if version < Version::new(0, 4, 5) => SchedulePolicy::Lpm,
             None | Some("fcfs") => SchedulePolicy::Fcfs,

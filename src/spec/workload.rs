@@ -3,10 +3,25 @@
 use super::load::{from_yaml_str, read_text};
 use super::server::ServerFlags;
 use super::version::Version;
-use crate::client::dataset::gsp::GspConfig;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// The flags that name a deployment and a workload: one group flattened into `run`,
+/// `replay` and `report`, and parsed for every point of a `sweep` or `plan` grid.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct ScenarioFlags {
+    /// Hardware profile: a bundled name or a YAML path.
+    #[arg(long)]
+    pub hardware: Option<String>,
+    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub server: ServerFlags,
+    #[command(flatten)]
+    pub client: ClientFlags,
+}
 
 /// bench_serving flags; `None` means bench_serving's default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -157,10 +172,32 @@ pub struct ScenarioFile {
     pub client: ClientFlags,
 }
 
+/// The bundled default scenario, embedded so the binary runs from anywhere.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../workloads/default.yaml");
+
 impl ScenarioFile {
+    /// The scenario named by `--scenario`, or the bundled default.
+    pub fn load_or_default(path: Option<&Path>) -> Result<ScenarioFile> {
+        match path {
+            Some(p) => ScenarioFile::load(p),
+            None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")),
+        }
+    }
+
+    /// The base scenario of a command: `path`, or the bundled default, whose client section
+    /// applies only when no client flag is given (`client_given`); bench_serving's defaults
+    /// apply then.
+    pub fn base(path: Option<&Path>, client_given: bool) -> Result<ScenarioFile> {
+        let mut file = ScenarioFile::load_or_default(path)?;
+        if path.is_none() && client_given {
+            file.client = ClientFlags::default();
+        }
+        Ok(file)
+    }
+
     pub fn load(path: &Path) -> Result<ScenarioFile> {
         let text = read_text(path)?;
-        super::sanity::check_yaml_numbers(&text, path)?;
+        super::yaml_numbers::check_yaml_numbers(&text, path)?;
         from_yaml_str(&text, path)
     }
 }
@@ -200,8 +237,7 @@ pub const DATASETS: &[&str] = &[
     "trace",
 ];
 
-/// Largest count or length accepted anywhere (2^40).
-pub const MAX_COUNT: u64 = 1 << 40;
+pub use super::yaml_numbers::MAX_COUNT;
 
 impl ClientConfig {
     pub fn resolve(f: &ClientFlags, sglang_version: Version) -> Result<ClientConfig> {
@@ -249,9 +285,7 @@ impl ClientConfig {
             ));
         }
         let bench_version = f.bench_version.unwrap_or(sglang_version);
-        if f.sharegpt_context_len.is_some()
-            && bench_version < crate::client::dataset::sharegpt::RELAXED_FILTER_SINCE
-        {
+        if f.sharegpt_context_len.is_some() && bench_version < SHAREGPT_RELAXED_FILTER_SINCE {
             return Err(Error::invalid(
                 "--sharegpt-context-len",
                 "sharegpt_context_len",
@@ -322,5 +356,32 @@ impl ClientConfig {
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
         })
+    }
+}
+
+/// The first bench_serving version with ShareGPT's relaxed filter (prompt and output ≥ 2)
+/// and the `--sharegpt-context-len` flag.
+pub const SHAREGPT_RELAXED_FILTER_SINCE: Version = Version::new(0, 4, 3);
+
+/// The `--gsp-*` flags, resolved (the rows they draw: `client::dataset::gsp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GspConfig {
+    pub num_groups: u64,
+    pub prompts_per_group: u64,
+    pub system_prompt_len: u64,
+    pub question_len: u64,
+    pub output_len: u64,
+}
+
+impl Default for GspConfig {
+    /// bench_serving's defaults.
+    fn default() -> Self {
+        GspConfig {
+            num_groups: 64,
+            prompts_per_group: 16,
+            system_prompt_len: 2048,
+            question_len: 128,
+            output_len: 256,
+        }
     }
 }

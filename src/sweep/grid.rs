@@ -16,8 +16,7 @@
 //! Order: axes in command-line order, the first axis varying slowest, each axis's values in
 //! the order written. Point `i` is the mixed-radix decomposition of `i`.
 use crate::error::{Error, Result};
-use crate::spec::server::ServerFlags;
-use crate::spec::workload::ClientFlags;
+use crate::spec::workload::{ClientFlags, ScenarioFlags};
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, Parser};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -32,16 +31,8 @@ const ID_PREFIX: &str = "grid:";
 #[derive(Parser, Debug, Clone, Default, PartialEq)]
 #[command(no_binary_name = true, disable_help_flag = true)]
 pub struct PointArgs {
-    /// Hardware profile: a bundled name or a YAML path.
-    #[arg(long)]
-    pub hardware: Option<String>,
-    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
-    #[arg(long)]
-    pub model: Option<String>,
     #[command(flatten)]
-    pub server: ServerFlags,
-    #[command(flatten)]
-    pub client: ClientFlags,
+    pub flags: ScenarioFlags,
 }
 
 /// One flag a grid may vary.
@@ -448,7 +439,7 @@ mod tests {
         assert_eq!(g.len(), 6);
         assert_eq!(g.point(0), [("tp", "1"), ("max-concurrency", "1")]);
         assert_eq!(g.point(4), [("tp", "2"), ("max-concurrency", "2")]);
-        assert_eq!(g.args(5).unwrap().server.tp, Some(2));
+        assert_eq!(g.args(5).unwrap().flags.server.tp, Some(2));
     }
 
     #[test]
@@ -458,8 +449,8 @@ mod tests {
         let e = Grid::parse(&[("tp".into(), "1,x".into())]).unwrap_err();
         assert!(e.to_string().contains("--tp"), "{e}");
         let g = Grid::parse(&[("disable-radix-cache".into(), "true,false".into())]).unwrap();
-        assert!(g.args(0).unwrap().server.disable_radix_cache);
-        assert!(!g.args(1).unwrap().server.disable_radix_cache);
+        assert!(g.args(0).unwrap().flags.server.disable_radix_cache);
+        assert!(!g.args(1).unwrap().flags.server.disable_radix_cache);
         let g = Grid::parse(&[("tp-size".into(), "2".into())]).unwrap();
         assert_eq!(g.axes[0].flag, "tp");
     }

@@ -5,10 +5,13 @@
 pub mod analysis;
 pub mod charts;
 pub mod grid;
+pub mod html;
+pub mod merge;
 pub mod output;
 pub mod point;
 pub mod shard;
 
+use crate::error::{Error, Result};
 use crate::spec::workload::ScenarioFile;
 use grid::Grid;
 use output::SweepFile;
@@ -16,6 +19,7 @@ use point::Row;
 use rayon::prelude::*;
 use shard::Shard;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A sweep to run: a base scenario and a grid of flags over it.
 #[derive(Debug, Clone)]
@@ -52,4 +56,21 @@ impl Sweep {
             .collect();
         SweepFile::new(self.scenario.clone(), self.grid.clone(), shard, rows)
     }
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// Writes sweep.json, sweep.csv and (with `charts`) the SVG charts into `dir`.
+pub fn write_outputs(f: &SweepFile, dir: &Path, charts: bool) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    write(&dir.join("sweep.json"), &f.to_json())?;
+    write(&dir.join("sweep.csv"), &f.to_csv())?;
+    if charts {
+        for (stem, c) in charts::charts(f) {
+            write(&dir.join(format!("{stem}.svg")), &c.svg())?;
+        }
+    }
+    Ok(())
 }

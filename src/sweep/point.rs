@@ -77,13 +77,7 @@ impl Row {
 
 /// Resolves a point's flags against the base scenario file.
 pub fn resolve(file: &ScenarioFile, args: &PointArgs) -> Result<Scenario> {
-    Scenario::resolve(
-        file,
-        args.hardware.as_deref(),
-        args.model.as_deref(),
-        &args.server,
-        &args.client,
-    )
+    Scenario::from_flags(file, &args.flags)
 }
 
 /// Resolves and simulates point `index` with flags `params`/`args`; errors become the row's

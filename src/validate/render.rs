@@ -1,123 +1,13 @@
-//! Rendering of validation results: one [`Table`] type printed as aligned text or as a
-//! markdown table, the tables of `servesim replay` and `servesim validate`, their JSON, and the
-//! README's "How accurate is it?" section (regenerated, never typed by hand): the run table, the
-//! error summary, which profiles are fitted, and the cross-validation tables read from
-//! `crossval.json` beside the manifest (see [`crate::calibrate::report`]).
+//! Rendering of validation results: the tables of `servesim replay` and `servesim validate`
+//! (as `report::table::Table`s), their JSON, and the README's "How accurate is it?" section
+//! (regenerated, never typed by hand): the run table, the error summary and which profiles are
+//! fitted; `calibrate::report` appends the cross-validation tables.
 use super::compare::{Cell, GroupSummary, Headline, MetricRow, RunRow, Validation};
 use super::replay::LengthSource;
 use super::sampled;
-use crate::calibrate::crossval::CrossvalFile;
-use crate::calibrate::report::crossval_markdown;
 use crate::error::{Error, Result};
+use crate::report::table::{fmt_compact, fmt_err, fmt_value, Style, Table};
 use crate::spec::bundled::load_hardware;
-use std::path::Path;
-
-/// Output style of a [`Table`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Text,
-    Markdown,
-}
-
-/// A table of strings; numeric columns are right-aligned.
-#[derive(Debug, Clone, Default)]
-pub struct Table {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// Per column: right-align.
-    pub right: Vec<bool>,
-}
-
-impl Table {
-    /// Renders the table; every line ends with `\n`.
-    pub fn render(&self, style: Style) -> String {
-        let cols = self.header.len();
-        let cell = |row: &[String], i: usize| -> String {
-            let s = row.get(i).cloned().unwrap_or_default();
-            if style == Style::Markdown {
-                s.replace('|', "\\|")
-            } else {
-                s
-            }
-        };
-        let width: Vec<usize> = (0..cols)
-            .map(|i| {
-                std::iter::once(&self.header)
-                    .chain(&self.rows)
-                    .map(|r| cell(r, i).chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let right = |i: usize| self.right.get(i).copied().unwrap_or(false);
-        let pad = |s: &str, i: usize| {
-            let fill = " ".repeat(width[i].saturating_sub(s.chars().count()));
-            if right(i) {
-                format!("{fill}{s}")
-            } else {
-                format!("{s}{fill}")
-            }
-        };
-        let line = |row: &[String]| -> String {
-            let cells: Vec<String> = (0..cols).map(|i| pad(&cell(row, i), i)).collect();
-            match style {
-                Style::Text => format!("{}\n", cells.join("  ").trim_end()),
-                Style::Markdown => format!("| {} |\n", cells.join(" | ")),
-            }
-        };
-        let mut out = line(&self.header);
-        let rule: Vec<String> = (0..cols)
-            .map(|i| match style {
-                Style::Text => "-".repeat(width[i]),
-                Style::Markdown if right(i) => format!("{}:", "-".repeat(width[i].max(3) - 1)),
-                Style::Markdown => "-".repeat(width[i].max(3)),
-            })
-            .collect();
-        out.push_str(&match style {
-            Style::Text => format!("{}\n", rule.join("  ")),
-            Style::Markdown => format!(
-                "|{}|\n",
-                rule.iter()
-                    .map(|r| format!(" {r} "))
-                    .collect::<Vec<_>>()
-                    .join("|")
-            ),
-        });
-        for r in &self.rows {
-            out.push_str(&line(r));
-        }
-        out
-    }
-}
-
-/// A value as bench_serving prints it (2 decimals; whole numbers without), `inf`, or `-`.
-pub fn fmt_value(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x.is_infinite() => "inf".into(),
-        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
-        Some(x) => format!("{x:.2}"),
-    }
-}
-
-/// A compact value for wide tables: 0 decimals from 1000, 1 from 100, else 2.
-pub fn fmt_compact(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if !x.is_finite() => "inf".into(),
-        Some(x) if x.abs() >= 1000.0 => format!("{x:.0}"),
-        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
-        Some(x) => format!("{x:.2}"),
-    }
-}
-
-/// A signed error percentage (`+12.3%`), or `-`.
-pub fn fmt_err(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) => format!("{x:+.1}%"),
-    }
-}
 
 /// The side-by-side table of one replayed run.
 pub fn replay_table(rows: &[MetricRow]) -> Table {
@@ -268,7 +158,8 @@ pub fn validation_json(v: &Validation) -> String {
 pub const README_COMMAND: &str =
     "cargo run --release -- validate --format markdown --update-readme README.md";
 
-/// `servesim validate --format markdown`: the README's accuracy section.
+/// The README's accuracy section up to the cross-validation tables (the whole section, with
+/// them: `calibrate::report::readme_markdown`).
 pub fn validation_markdown(v: &Validation) -> String {
     let mut out = format!(
         "servesim replays each of the {} benchmark results recorded in `validation/` (real SGLang servers driven by \
@@ -284,13 +175,6 @@ pub fn validation_markdown(v: &Validation) -> String {
     out.push('\n');
     for l in legend(v) {
         out.push_str(&format!("- {l}\n"));
-    }
-    if let Some(cv) = CrossvalFile::beside(Path::new(&v.manifest)) {
-        let part = crossval_markdown(&cv, v);
-        if !part.is_empty() {
-            out.push('\n');
-            out.push_str(&part);
-        }
     }
     out
 }

@@ -32,28 +32,7 @@ const MAX_DRAWS: u64 = 1 << 34;
 /// Most rows (requests) generated.
 const MAX_ROWS: u64 = 1 << 24;
 
-/// The `--gsp-*` flags, resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct GspConfig {
-    pub num_groups: u64,
-    pub prompts_per_group: u64,
-    pub system_prompt_len: u64,
-    pub question_len: u64,
-    pub output_len: u64,
-}
-
-impl Default for GspConfig {
-    /// bench_serving's defaults.
-    fn default() -> Self {
-        GspConfig {
-            num_groups: 64,
-            prompts_per_group: 16,
-            system_prompt_len: 2048,
-            question_len: 128,
-            output_len: 256,
-        }
-    }
-}
+pub use crate::spec::workload::GspConfig;
 
 impl GspConfig {
     /// Rows in bench_serving's (shuffled) order for `--seed seed`.

@@ -31,8 +31,7 @@ use crate::spec::model::ModelSpec;
 use crate::spec::version::Version;
 use crate::spec::workload::ClientConfig;
 
-/// The first bench_serving version with the relaxed filter (prompt and output ≥ 2).
-pub const RELAXED_FILTER_SINCE: Version = Version::new(0, 4, 3);
+pub use crate::spec::workload::SHAREGPT_RELAXED_FILTER_SINCE as RELAXED_FILTER_SINCE;
 
 /// Everything the selection depends on besides the token counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -134,12 +134,15 @@ impl PrefillAdder {
 
     /// `add_one_req_ignore_eos` (radix cache disabled + ignore_eos): simulates the future of
     /// the running and admitted requests. `states` holds (tokens_left, tokens_occupied) of
-    /// every running and already admitted request.
+    /// every running and already admitted request; `candidate_tokens` is what the future
+    /// check charges this request (`AdmissionLimits::ignore_eos_candidate_tokens`: its prompt
+    /// before SGLang 0.4.8, its page-rounded extend since).
     pub fn add_one_ignore_eos(
         &mut self,
         extend: u64,
         remaining_new: u64,
         fill_len: u64,
+        candidate_tokens: u64,
         states: &mut Vec<(u64, u64)>,
     ) -> (AddResult, Option<u64>) {
         let e = self.ceil_page(extend) as f64;
@@ -148,7 +151,7 @@ impl PrefillAdder {
         }
         let pos = states.partition_point(|s| *s < (remaining_new, fill_len));
         states.insert(pos, (remaining_new, fill_len));
-        let cur_rem = self.cur_rem_tokens - e;
+        let cur_rem = self.cur_rem_tokens - candidate_tokens as f64;
         let mut freed = 0.0;
         let n = states.len();
         for (i, &(left, occupied)) in states.iter().enumerate() {
@@ -214,7 +217,7 @@ mod tests {
         let mut a = PrefillAdder::new(1, 100, 80, 1.0, 16384, Some(8192), 0);
         // Admitted; its reservation (10 + 20) then exhausts rem_total (20): the batch is full.
         assert_eq!(
-            a.add_one_ignore_eos(10, 20, 10, &mut states),
+            a.add_one_ignore_eos(10, 20, 10, 10, &mut states),
             (AddResult::NoToken, Some(10))
         );
         assert_eq!(states.len(), 2);
@@ -223,7 +226,7 @@ mod tests {
         let mut states = vec![(99, 10)];
         let mut a = PrefillAdder::new(1, 100, 0, 1.0, 16384, Some(8192), 0);
         assert_eq!(
-            a.add_one_ignore_eos(10, 20, 10, &mut states).0,
+            a.add_one_ignore_eos(10, 20, 10, 10, &mut states).0,
             AddResult::NoToken
         );
         assert_eq!(states.len(), 1, "a rejected request leaves no state behind");

@@ -114,7 +114,7 @@ mod tests {
             &load_model("qwen2.5-0.5b").unwrap(),
         )
         .unwrap();
-        let mut s = Scheduler::new(cfg, None);
+        let mut s = Scheduler::new(&cfg, None);
         for i in 0..10 {
             let id = s.add_request(98, 500);
             s.reqs[id].phase = Phase::Running;

@@ -3,14 +3,17 @@
 //! when no prefill can be formed; decode checks KV memory and retracts when it runs out;
 //! the new-token ratio decays per decode step and resets when idle.
 pub mod adder;
+pub mod config;
 mod decode;
 
-use super::radix::PrefixCache;
+use super::admission::AdmissionLimits;
+use super::kv::KvPool;
 use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Running};
 use crate::cost::BatchShape;
 use crate::spec::server::{SchedulePolicy, ServerConfig};
 use adder::{AddResult, PrefillAdder};
+use config::SchedulerConfig;
 use std::collections::VecDeque;
 
 /// One request's part of a prefill batch.
@@ -76,15 +79,15 @@ impl SchedStats {
 /// The SGLang scheduler of one replica.
 #[derive(Debug, Clone)]
 pub struct Scheduler {
-    pub cfg: ServerConfig,
+    cfg: SchedulerConfig,
     /// Requests by local id; finished ones are dropped at the next `next_batch`.
-    pub reqs: ReqTable,
+    reqs: ReqTable,
     waiting: VecDeque<usize>,
-    pub running: Running,
+    running: Running,
     chunked: Option<usize>,
-    /// KV tokens allocated (running contexts + the chunked request), page-rounded.
-    kv_used: u64,
-    pub new_token_ratio: f64,
+    /// The KV pool and the radix cache beside it.
+    kv: KvPool,
+    new_token_ratio: f64,
     init_ratio: f64,
     min_ratio: f64,
     ratio_decay: f64,
@@ -94,26 +97,31 @@ pub struct Scheduler {
     /// occupy a slot of the next decode step: (count, Σ context).
     ghosts: (u64, u64),
     window: Option<u64>,
-    /// Shared-prefix groups in the radix cache.
-    pub cache: PrefixCache,
     /// Shared-prefix group and prefix length of the requests in the server that have one.
     groups: IdMap<(u64, u64)>,
-    pub stats: SchedStats,
+    stats: SchedStats,
     /// Scratch for the members finishing in a decode step (reused: no allocation per step).
     finished_scratch: Vec<super::running::Member>,
+    /// The admission rules shared with the event loop and the up-front check.
+    limits: AdmissionLimits,
 }
 
 impl Scheduler {
-    pub fn new(cfg: ServerConfig, window: Option<u64>) -> Self {
+    /// The scheduler of one replica of `server` (it keeps only the fields it reads:
+    /// [`SchedulerConfig`], and the admission limits); `window` is the model's sliding window.
+    pub fn new(server: &ServerConfig, window: Option<u64>) -> Self {
+        let cfg = SchedulerConfig::of(server);
+        let limits = AdmissionLimits::of(server);
         let init_ratio = (0.7 * cfg.schedule_conservativeness).min(1.0);
         let min_ratio = (init_ratio * 0.14).min(1.0);
         Scheduler {
+            limits,
             running: Running::new(cfg.page_size),
+            kv: KvPool::new(cfg.kv_pool_tokens),
             cfg,
             reqs: ReqTable::default(),
             waiting: VecDeque::new(),
             chunked: None,
-            kv_used: 0,
             new_token_ratio: init_ratio,
             init_ratio,
             min_ratio,
@@ -122,11 +130,40 @@ impl Scheduler {
             join_seq: 0,
             ghosts: (0, 0),
             window,
-            cache: PrefixCache::default(),
             groups: IdMap::default(),
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),
         }
+    }
+
+    /// The configuration this scheduler runs.
+    pub fn cfg(&self) -> &SchedulerConfig {
+        &self.cfg
+    }
+    /// The admission rules of its server.
+    pub fn limits(&self) -> &AdmissionLimits {
+        &self.limits
+    }
+    /// Counters for reports and invariants.
+    pub fn stats(&self) -> &SchedStats {
+        &self.stats
+    }
+    /// Requests in the running (decode) batch.
+    pub fn running_len(&self) -> u64 {
+        self.running.len()
+    }
+    /// Local ids of the running batch's members.
+    pub fn running_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.running.members().map(|m| m.id)
+    }
+    /// Where request `id` is in the server.
+    pub fn phase(&self, id: usize) -> Phase {
+        self.reqs[id].phase
+    }
+    /// Request `id`'s prompt tokens already in the radix cache when it arrives (e.g. the
+    /// warm-up's prompt).
+    pub fn set_cached_prefix(&mut self, id: usize, tokens: u64) {
+        self.reqs[id].cached_prefix = tokens;
     }
 
     /// Registers a request (not yet arrived). Ids must be dense from 0.
@@ -154,14 +191,11 @@ impl Scheduler {
     }
 
     pub fn kv_used(&self) -> u64 {
-        self.kv_used
+        self.kv.used_tokens()
     }
-    /// Tokens available to admission: free plus evictable cache (`available_size() +
-    /// evictable_size()`).
+    /// Tokens available to admission: free plus evictable cache.
     pub fn kv_free(&self) -> u64 {
-        self.cfg
-            .kv_pool_tokens
-            .saturating_sub(self.kv_used + self.cache.locked_total)
+        self.kv.admissible_tokens()
     }
 
     /// Tokens of `r`'s context it holds itself (not shared through the cache), page-rounded.
@@ -189,6 +223,7 @@ impl Scheduler {
         match self.group_of(id) {
             Some((g, group_prefix)) => {
                 let hit = self
+                    .kv
                     .cache
                     .cached(g)
                     .min(group_prefix)
@@ -207,25 +242,17 @@ impl Scheduler {
         if let Some((g, _)) = self.group_of(id) {
             if finished {
                 let keep = ctx / self.cfg.page_size * self.cfg.page_size;
-                let added = self.cache.insert(g, keep);
-                self.make_room(0);
+                let added = self.kv.cache.insert(g, keep);
+                self.kv.make_room(0);
                 debug_assert!(added <= own + self.cfg.page_size);
                 self.groups.remove(&id); // done with the group for good
             }
-            self.cache.unlock(g);
+            self.kv.cache.unlock(g);
         }
         let r = &mut self.reqs[id];
         r.shared = 0;
     }
 
-    /// Evicts cache until `tokens` more fit physically.
-    fn make_room(&mut self, tokens: u64) {
-        let used = self.kv_used + self.cache.cached_total;
-        let cap = self.cfg.kv_pool_tokens;
-        if used + tokens > cap {
-            self.cache.evict(used + tokens - cap);
-        }
-    }
     pub fn waiting_len(&self) -> usize {
         self.waiting.len()
     }
@@ -266,15 +293,12 @@ impl Scheduler {
     }
 
     pub(super) fn allocate(&mut self, tokens: u64) {
-        self.make_room(tokens);
-        self.kv_used += tokens;
-        self.stats.max_kv_used_tokens = self.stats.max_kv_used_tokens.max(self.kv_used);
-        debug_assert!(self.kv_used <= self.cfg.kv_pool_tokens, "KV over capacity");
+        self.kv.allocate(tokens);
+        self.stats.max_kv_used_tokens = self.stats.max_kv_used_tokens.max(self.kv.used_tokens());
     }
 
     pub(super) fn release(&mut self, tokens: u64) {
-        debug_assert!(tokens <= self.kv_used, "KV release underflow");
-        self.kv_used = self.kv_used.saturating_sub(tokens);
+        self.kv.release(tokens);
     }
 
     fn try_prefill(&mut self) -> Option<Batch> {
@@ -345,7 +369,9 @@ impl Scheduler {
                 adder.add_one(extend, remaining)
             } else {
                 let states = eos_states.get_or_insert_with(|| self.ignore_eos_states(&items));
-                adder.add_one_ignore_eos(extend, remaining, fill, states)
+                let input = self.reqs[id].input_len;
+                let candidate = self.limits.ignore_eos_candidate_tokens(input, extend);
+                adder.add_one_ignore_eos(extend, remaining, fill, candidate, states)
             };
             if admitted.is_none() {
                 self.reqs[id].shared = 0;
@@ -353,7 +379,7 @@ impl Scheduler {
             if let Some(e) = admitted {
                 self.waiting.pop_front();
                 if let Some((g, _)) = self.group_of(id) {
-                    self.cache.lock(g);
+                    self.kv.cache.lock(g);
                 }
                 self.stats.prefix_hit_tokens += hit;
                 self.stats.prompt_tokens += self.reqs[id].input_len;
@@ -433,10 +459,7 @@ impl Scheduler {
     /// Checks the DESIGN.md invariants that hold between steps (O(n): for tests and
     /// `--check-invariants`): KV used = Σ allocations ≤ capacity, running cap, phases.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let cap = self.cfg.kv_pool_tokens;
-        if self.kv_used > cap {
-            return Err(format!("KV used {} exceeds capacity {cap}", self.kv_used));
-        }
+        self.kv.check()?;
         let mut expect: u64 = self
             .running
             .members()
@@ -446,16 +469,10 @@ impl Scheduler {
             let r = &self.reqs[id];
             expect += self.own_alloc(r, r.prefilled);
         }
-        if self.kv_used + self.cache.cached_total > cap {
-            return Err(format!(
-                "KV used {} + cached {} exceed capacity {cap}",
-                self.kv_used, self.cache.cached_total
-            ));
-        }
-        if expect != self.kv_used {
+        if expect != self.kv.used_tokens() {
             return Err(format!(
                 "KV used {} but allocations sum to {expect}",
-                self.kv_used
+                self.kv.used_tokens()
             ));
         }
         if self.running.len() > self.cfg.max_running_requests {
@@ -502,7 +519,7 @@ impl Scheduler {
         }
         let moved = gp - r.shared;
         self.release(moved);
-        self.cache.insert(g, gp);
+        self.kv.cache.insert(g, gp);
         self.reqs[id].shared = gp;
     }
 

@@ -1,23 +1,27 @@
 //! One call from a scenario to bench_serving's metrics: resolve the scenario, draw the
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
+pub mod sanity;
+
 use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
 use crate::cost::roofline::Roofline;
+use crate::engine::router::Router;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
+use crate::metrics::record::RunRecord;
 use crate::metrics::{compute, BenchMetrics};
 use crate::report::ReportHeader;
 use crate::spec::bundled::{load_hardware, load_model};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
-use crate::spec::sanity;
+
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
-use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile};
+use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile, ScenarioFlags};
 
 /// Default safety budget of events per simulation.
 pub const DEFAULT_MAX_EVENTS: u64 = 200_000_000;
@@ -85,6 +89,17 @@ impl Scenario {
         })
     }
 
+    /// [`Scenario::resolve`] with the command-line flag group.
+    pub fn from_flags(file: &ScenarioFile, flags: &ScenarioFlags) -> Result<Scenario> {
+        Scenario::resolve(
+            file,
+            flags.hardware.as_deref(),
+            flags.model.as_deref(),
+            &flags.server,
+            &flags.client,
+        )
+    }
+
     /// The client's behaviour for this scenario's bench version and backend.
     pub fn flavour(&self) -> Flavour {
         Flavour::new(
@@ -118,6 +133,12 @@ pub struct RunOutput {
 
 /// Draws the workload, simulates it and computes bench_serving's metrics.
 pub fn run(sc: &Scenario) -> Result<RunOutput> {
+    run_with_record(sc).map(|(out, _)| out)
+}
+
+/// [`run`], also returning what the client observed of every request (for per-request
+/// checks; [`run`] drops it to keep its memory).
+pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     sanity::check_scenario(sc)?;
     let c = &sc.client;
     let flavour = sc.flavour();
@@ -173,22 +194,23 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     };
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = (0..sc.server.dp)
-        .map(|_| Scheduler::new(sc.server.clone(), window))
+        .map(|_| Scheduler::new(&sc.server, window))
         .collect();
     let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
     let out = simulate_replicas(
         &input,
         scheds,
-        sc.server.router,
+        Router::new(sc.server.router),
         sc.server.dp_attention,
         &cost,
     )?;
-    Ok(RunOutput {
+    let output = RunOutput {
         metrics: compute(&out.record),
         stats: out.stats,
         timeline: out.timeline,
         notes,
-    })
+    };
+    Ok((output, out.record))
 }
 
 /// The newest SGLang version, for defaults.

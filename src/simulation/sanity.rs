@@ -17,6 +17,7 @@
 //! the deployment itself cannot serve this workload, and a report of nothing but failures would
 //! hide that.
 use crate::client::dataset::DatasetRow;
+use crate::engine::admission::{self, AdmissionLimits, Refusal};
 use crate::error::{Error, Result};
 use crate::simulation::Scenario;
 use crate::spec::workload::MAX_COUNT;
@@ -55,27 +56,15 @@ fn prompt_count(n: u64) -> Result<()> {
     Ok(())
 }
 
-/// Why a request can never be served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Infeasible {
-    /// prompt ≥ context, or prompt + output ≥ context (rejected by the TokenizerManager).
-    Context,
-    /// prompt + 1 ≥ KV pool (aborted by the scheduler).
-    KvPool,
-}
-
-/// Why request `row` can never run on this scenario's server, if it cannot. Mirrors the test
-/// the event loop makes when the request arrives (`engine::sim`).
-pub fn infeasible(sc: &Scenario, row: &DatasetRow) -> Option<Infeasible> {
-    let ctx = sc.server.context_length;
-    let (p, o) = (row.prompt_len, row.output_len);
-    if p >= ctx || p.saturating_add(o) >= ctx {
-        Some(Infeasible::Context)
-    } else if p.saturating_add(1) >= sc.server.kv_pool_tokens {
-        Some(Infeasible::KvPool)
-    } else {
-        None
-    }
+/// Why request `row` is refused by this scenario's server, if it is: the event loop's own
+/// rule ([`admission::admit`]).
+pub fn infeasible(sc: &Scenario, row: &DatasetRow) -> Option<Refusal> {
+    admission::admit(
+        &AdmissionLimits::of(&sc.server),
+        row.prompt_len,
+        row.output_len,
+    )
+    .err()
 }
 
 /// Checks the drawn requests. Errors for lengths or times the simulator cannot represent, and
@@ -145,7 +134,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
     }
     let n = rows.len() as u64;
     let pool = sc.server.kv_pool_tokens;
-    if count[Infeasible::KvPool as usize] == n {
+    if count[Refusal::KvPool as usize] == n {
         let r = &rows[0];
         return Err(Error::Impossible(format!(
             "no request can ever run: the KV pool holds {pool} tokens ({} on {} at tp {}), but \
@@ -159,8 +148,9 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
             smallest_prompt(rows),
         )));
     }
+    waits_forever(sc, rows)?;
     let mut notes = Vec::new();
-    if let Some(i) = first[Infeasible::Context as usize] {
+    if let Some(i) = first[Refusal::Context as usize] {
         let r = &rows[i];
         notes.push(format!(
             "{} of {n} requests exceed the context length of {} ({} tokens) and are reported \
@@ -169,7 +159,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
             count[0], sc.model.name, sc.server.context_length, r.prompt_len, r.output_len
         ));
     }
-    if let Some(i) = first[Infeasible::KvPool as usize] {
+    if let Some(i) = first[Refusal::KvPool as usize] {
         let r = &rows[i];
         notes.push(format!(
             "{} of {n} requests can never fit the KV pool of {pool} tokens and are reported \
@@ -181,6 +171,35 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
         ));
     }
     Ok(notes)
+}
+
+/// Errors when a request the server queues can never be admitted, even alone in an empty
+/// server ([`admission::waits_forever`]): SGLang would leave it and every request behind it
+/// waiting for ever, so the benchmark would never finish.
+fn waits_forever(sc: &Scenario, rows: &[DatasetRow]) -> Result<()> {
+    let lim = AdmissionLimits::of(&sc.server);
+    for (i, r) in rows.iter().enumerate() {
+        let Ok(max_new) = admission::admit(&lim, r.prompt_len, r.output_len) else {
+            continue;
+        };
+        if admission::waits_forever(&lim, r.prompt_len, max_new) {
+            let s = &sc.server;
+            return Err(Error::Impossible(format!(
+                "request {i} can never be admitted, so SGLang {} would wait for ever and the \
+                 benchmark would never finish: without the radix cache its admission needs \
+                 the {}-token prompt rounded up to {}-token pages ({}) + {} new tokens (after \
+                 the server's clip) + 2 ≤ the KV pool of {} tokens; use --page-size 1, keep \
+                 the radix cache, or raise --max-total-tokens",
+                s.version,
+                r.prompt_len,
+                s.page_size,
+                s.ceil_page(r.prompt_len),
+                max_new,
+                s.kv_pool_tokens
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// ", and the shortest prompt has N tokens" when the prompts differ.
@@ -199,84 +218,5 @@ fn dataset_source(sc: &Scenario) -> String {
         "request lengths".into()
     } else {
         format!("--dataset-name {}", sc.client.dataset_name)
-    }
-}
-
-/// Checks every number in a scenario file's YAML `text` before it is read into flags, so the
-/// error names the file and the field as written: NaN, ±infinity and negative numbers are
-/// refused (except `client.request-rate: inf` and a negative `server.chunked-prefill-size`,
-/// which disables chunking), and so are integers beyond 2^40.
-pub fn check_yaml_numbers(text: &str, origin: &std::path::Path) -> Result<()> {
-    let Ok(value) = serde_norway::from_str::<serde_norway::Value>(text) else {
-        return Ok(()); // the typed parse reports syntax errors with their line
-    };
-    walk(&value, &mut String::new(), &origin.display().to_string())
-}
-
-fn walk(v: &serde_norway::Value, path: &mut String, origin: &str) -> Result<()> {
-    use serde_norway::Value;
-    match v {
-        Value::Mapping(m) => {
-            for (k, child) in m {
-                let len = path.len();
-                let key = match k {
-                    Value::String(s) => s.clone(),
-                    other => serde_norway::to_string(other)
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string(),
-                };
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(&key);
-                walk(child, path, origin)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
-        Value::Sequence(s) => {
-            for (i, child) in s.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                walk(child, path, origin)?;
-                path.truncate(len);
-            }
-            Ok(())
-        }
-        Value::Tagged(t) => walk(&t.value, path, origin),
-        Value::Number(n) => number(n, path, origin),
-        _ => Ok(()),
-    }
-}
-
-fn number(n: &serde_norway::Number, field: &str, origin: &str) -> Result<()> {
-    let leaf = field.rsplit('.').next().unwrap_or(field).replace('_', "-");
-    let bad = |reason: String| Err(Error::invalid(origin, field, reason));
-    if let Some(u) = n.as_u64() {
-        if u > MAX_COUNT {
-            return bad(format!("{u} is beyond 2^40"));
-        }
-        return Ok(());
-    }
-    if let Some(i) = n.as_i64() {
-        if leaf == "chunked-prefill-size" && i >= -(MAX_COUNT as i64) {
-            return Ok(());
-        }
-        return bad(format!("must not be negative, got {i}"));
-    }
-    let f = n.as_f64().unwrap_or(f64::NAN);
-    if f.is_nan() {
-        bad("must be a number, got NaN".into())
-    } else if f == f64::INFINITY && leaf == "request-rate" {
-        Ok(())
-    } else if f.is_infinite() {
-        bad(format!("must be finite, got {f}"))
-    } else if f < 0.0 {
-        bad(format!("must not be negative, got {f}"))
-    } else if f > MAX_COUNT as f64 {
-        bad(format!("{f} is beyond 2^40"))
-    } else {
-        Ok(())
     }
 }

@@ -1,0 +1,88 @@
+//! What several commands print the same way: the run preamble (SGLang's start-up facts and
+//! the simulator's counters), `--stats`, writing to stdout, progress bars.
+use crate::error::{Error, Result};
+use crate::simulation::{RunOutput, Scenario};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+/// What SGLang's start-up log and bench_serving print before the result block.
+pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
+    let s = &sc.server;
+    format!(
+        "servesim: {} on {} × {} (tp {}{}), SGLang {} defaults, bench_serving {}\n\
+         server: max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}\n\
+         sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
+         #Input tokens: {}\n#Output tokens: {}\n",
+        sc.model.name,
+        s.devices(),
+        sc.hardware.name,
+        s.tp,
+        match (s.dp, s.dp_attention) {
+            (1, _) => String::new(),
+            (d, true) => format!(", DP attention: {d} ranks of attn_tp {}", s.attn_tp),
+            (d, false) => format!(", dp {d} replicas"),
+        },
+        s.version,
+        sc.client.bench_version,
+        s.kv_pool_tokens,
+        s.max_running_requests,
+        s.chunked_prefill_size.map_or("-1".to_string(), |c| c.to_string()),
+        s.mem_fraction_static,
+        s.cuda_graph_max_bs(),
+        s.attention_backend,
+        s.page_size,
+        out.stats.steps,
+        out.stats.sched.prefill_steps,
+        out.stats.sched.decode_steps,
+        out.stats.sched.retractions,
+        out.stats.sched.max_running,
+        100.0 * out.stats.sched.prefix_hit_tokens as f64 / out.stats.sched.prompt_tokens.max(1) as f64,
+        out.metrics.total_input_tokens,
+        out.metrics.total_output_tokens,
+    )
+}
+
+pub fn stats_text(out: &RunOutput, wall_s: f64) -> String {
+    let sim_s = out.stats.simulated_ns as f64 / 1e9;
+    format!(
+        "stats: wall {:.3} s, simulated {:.1} s, ratio {:.0}x, {} events, {} steps, peak RSS {} MiB\n",
+        wall_s,
+        sim_s,
+        if wall_s > 0.0 { sim_s / wall_s } else { f64::INFINITY },
+        out.stats.events,
+        out.stats.steps,
+        peak_rss_mib().map_or("?".into(), |m| m.to_string())
+    )
+}
+
+/// Peak resident memory of this process (Linux `VmHWM`), MiB.
+pub fn peak_rss_mib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
+/// Writes `text` to `out` (stdout for the binary); a closed pipe (`| head`) is not an error.
+pub fn emit(out: &mut dyn std::io::Write, text: &str) -> Result<()> {
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::Msg(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A progress bar on stderr over `n` items, hidden with `quiet` or when stderr is no terminal.
+pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(&format!(
+        "{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what} (eta {{eta}})"
+    )) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
+}

@@ -1,0 +1,164 @@
+//! Direct tests of `cost::roofline` against hand calculations. The profile is an H100 with
+//! round numbers put in (1e15 bf16 FLOP/s, 1e12 B/s, every efficiency 1 except decode
+//! attention at 0.5, no GEMM roll-off, no overheads unless a test sets them), the model is
+//! Qwen2.5-0.5B at TP 1 in bf16, whose sizes are worked out here from its config.json
+//! (hidden 896, 24 layers, 14 query heads, 2 KV heads of 64, intermediate 4864, vocab 151936):
+//! - linear weights per layer: q 896·896 + k, v 2·896·128 + o 896·896 + MLP 3·896·4864
+//!   = 14 909 440 parameters (no biases counted); LM head 151936·896 = 136 134 656;
+//! - KV per token: 2 (K and V) · 2 heads · 64 · 2 bytes = 512 B per layer, 12 288 B in all;
+//! - attention FLOPs per (query, key) pair per layer: 4 · 14 heads · 64 = 3584.
+use servesim::cost::roofline::Roofline;
+use servesim::cost::{BatchShape, StepCost};
+use servesim::spec::bundled::{load_hardware, load_model};
+use servesim::spec::hardware::{AttentionEfficiency, HardwareProfile};
+use servesim::spec::model::ModelSpec;
+use servesim::spec::server::{ServerConfig, ServerFlags};
+
+const LAYERS: f64 = 24.0;
+const LINEAR_PARAMS: f64 = 14_909_440.0;
+const HEAD_PARAMS: f64 = 136_134_656.0;
+const HIDDEN: f64 = 896.0;
+const PEAK: f64 = 1e15;
+const BW: f64 = 1e12;
+
+fn setup() -> (HardwareProfile, ModelSpec, ServerConfig) {
+    let mut hw = load_hardware("h100-sxm5-80gb").unwrap();
+    let model = load_model("qwen2.5-0.5b").unwrap();
+    let server = ServerConfig::resolve(&ServerFlags::default(), &hw, &model).unwrap();
+    hw.peaks.bf16_flops_per_s = PEAK;
+    hw.peaks.fp8_flops_per_s = None;
+    hw.peaks.int8_ops_per_s = None;
+    hw.memory.bandwidth_bytes_per_s = BW;
+    let e = &mut hw.efficiency;
+    e.gemm = 1.0;
+    e.gemm_half_tokens = 0.0;
+    e.memory = 1.0;
+    e.collective = 1.0;
+    e.moe_gemm = None;
+    e.attention.insert(
+        server.attention_backend.clone(),
+        AttentionEfficiency {
+            prefill: 1.0,
+            decode: 0.5,
+        },
+    );
+    let o = &mut hw.overheads;
+    o.step_cpu_ns = 0.0;
+    o.per_request_cpu_ns = 0.0;
+    o.graph_step_ns = 0.0;
+    o.eager_layer_ns = 0.0;
+    o.layer_ns = 0.0;
+    o.moe_layer_ns = 0.0;
+    (hw, model, server)
+}
+
+fn roofline() -> Roofline {
+    let (hw, model, server) = setup();
+    Roofline::new(&hw, &model, &server).unwrap()
+}
+
+fn decode(reqs: u64, ctx_sum: u64, graph_bs: Option<u64>) -> BatchShape {
+    BatchShape {
+        decode_reqs: reqs,
+        decode_ctx_sum: ctx_sum,
+        graph_bs,
+        ..Default::default()
+    }
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "got {got} ns, hand calculation {want} ns"
+    );
+}
+
+#[test]
+fn the_model_sizes_used_by_hand_are_the_resolved_ones() {
+    let (_, model, server) = setup();
+    assert_eq!(server.kv_bytes_per_token, 12_288.0);
+    let l = model.layer_params(0, 1);
+    assert_eq!(l.attention + l.dense_mlp, LINEAR_PARAMS);
+    assert_eq!(model.lm_head_params(1), HEAD_PARAMS);
+}
+
+#[test]
+fn one_token_decode_reads_every_weight_once() {
+    // m = 1, no context: every GEMM is memory-bound (2·params FLOPs at 1e15 is 1000× less
+    // than 2·params bytes at 1e12). Bytes: weights in bf16 + one token's activations in and
+    // out (896 · 4 bytes), per layer; then the LM head on the one logit row.
+    let per_layer_ns = (LINEAR_PARAMS * 2.0 + HIDDEN * 4.0) / BW * 1e9;
+    let head_ns = (HEAD_PARAMS * 2.0 + HIDDEN * 4.0) / BW * 1e9;
+    // 24 · 29 822.464 + 272 272.896 = 988 012.032 ns
+    close(per_layer_ns * LAYERS + head_ns, 988_012.032);
+    close(roofline().gpu_ns(&decode(1, 0, None)), 988_012.032);
+}
+
+#[test]
+fn decode_attention_reads_the_kv_cache_at_the_decode_efficiency() {
+    // 1000 more context tokens: 1000 · 12 288 B / (1e12 B/s · 0.5) = 24.576 µs (compute,
+    // 1000 · 3584 · 24 FLOPs at 1e15, is 3.6 µs less: memory-bound).
+    let r = roofline();
+    let base = r.gpu_ns(&decode(4, 1000, None));
+    close(r.gpu_ns(&decode(4, 2000, None)) - base, 24_576.0);
+    // Twice the bandwidth halves it (physics: a faster memory never makes a step slower).
+    let (mut hw, model, server) = setup();
+    hw.memory.bandwidth_bytes_per_s = 2.0 * BW;
+    let fast = Roofline::new(&hw, &model, &server).unwrap();
+    close(
+        fast.gpu_ns(&decode(4, 2000, None)) - fast.gpu_ns(&decode(4, 1000, None)),
+        12_288.0,
+    );
+}
+
+#[test]
+fn a_long_prefill_is_compute_bound() {
+    // One 4096-token prefill with no prefix. Per layer:
+    // GEMMs: 2 · 4096 · 14 909 440 FLOPs / 1e15 = 122 138.132 48 ns (memory: (29 818 880 +
+    //   4096 · 3584) B / 1e12 = 44 498.944 ns, less);
+    // attention: 4096 · (0 + 4096/2) pairs · 3584 FLOPs / 1e15 = 30 064.771 072 ns (memory:
+    //   4096 · 512 B / 1e12 = 2 097.152 ns, less);
+    // then the LM head on the one logit row: 272 272.896 ns.
+    let mut s = BatchShape::default();
+    s.add_prefill(4096, 0, None);
+    let gemm_ns = 2.0 * 4096.0 * LINEAR_PARAMS / PEAK * 1e9;
+    let attn_ns = 4096.0 * 2048.0 * 3584.0 / PEAK * 1e9;
+    close(gemm_ns, 122_138.132_48);
+    close(attn_ns, 30_064.771_072);
+    let want = LAYERS * (gemm_ns + attn_ns) + 272_272.896;
+    close(roofline().gpu_ns(&s), want);
+}
+
+#[test]
+fn eager_steps_pay_the_per_layer_launch_cost() {
+    let (mut hw, model, server) = setup();
+    hw.overheads.graph_step_ns = 5000.0;
+    hw.overheads.layer_ns = 100.0;
+    hw.overheads.eager_layer_ns = 1000.0;
+    let r = Roofline::new(&hw, &model, &server).unwrap();
+    let kernels = roofline().gpu_ns(&decode(1, 0, Some(1)));
+    // Graph replay: 5000 + 24 · 100 = 7400 ns; eager: 5000 + 24 · (1000 + 100) = 31 400 ns.
+    close(r.gpu_ns(&decode(1, 0, Some(1))) - kernels, 7400.0);
+    close(r.gpu_ns(&decode(1, 0, None)) - kernels, 31_400.0);
+}
+
+#[test]
+fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
+    let (mut hw, model, mut server) = setup();
+    hw.overheads.step_cpu_ns = 2_000_000.0;
+    hw.overheads.per_request_cpu_ns = 1000.0;
+    let gpu = 988_012.032; // one_token_decode_reads_every_weight_once
+    let cpu = 2_000_000.0 + 1000.0; // one request
+    server.overlap_schedule = true;
+    let t = Roofline::new(&hw, &model, &server)
+        .unwrap()
+        .step_time(&decode(1, 0, None));
+    close(t.gpu_ns, gpu);
+    close(t.cpu_ns, cpu);
+    close(t.total_ns, cpu); // max(gpu, cpu)
+    server.overlap_schedule = false;
+    let t = Roofline::new(&hw, &model, &server)
+        .unwrap()
+        .step_time(&decode(1, 0, None));
+    close(t.total_ns, gpu + cpu);
+}
