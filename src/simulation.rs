@@ -5,7 +5,9 @@ use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
+use crate::client::send::client_bound_note;
 use crate::cost::roofline::Roofline;
+use crate::cost::StepCost;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
@@ -165,6 +167,7 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
         max_concurrency: c.max_concurrency,
         server_info_at_end: flavour.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
+        client_send_ns: c.client_send_ns,
         max_events: sc.max_events,
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),
@@ -175,20 +178,37 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     let scheds = (0..sc.server.dp)
         .map(|_| Scheduler::new(sc.server.clone(), window))
         .collect();
-    let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
+    let cost = step_cost(sc)?;
     let out = simulate_replicas(
         &input,
         scheds,
         sc.server.router,
         sc.server.dp_attention,
-        &cost,
+        cost.as_ref(),
     )?;
+    let metrics = compute(&out.record);
+    let mut notes = notes;
+    notes.extend(sc.server.notes.iter().cloned());
+    notes.extend(client_bound_note(
+        c.client_send_ns,
+        metrics.request_throughput,
+    ));
     Ok(RunOutput {
-        metrics: compute(&out.record),
+        metrics,
         stats: out.stats,
         timeline: out.timeline,
         notes,
     })
+}
+
+/// The step-cost model that prices `sc`'s batches: the one constructor `run` and the physics
+/// tests (tests/physics.rs) share, so every backend it can return is held to the same laws.
+pub fn step_cost(sc: &Scenario) -> Result<Box<dyn StepCost>> {
+    Ok(Box::new(Roofline::new(
+        &sc.hardware,
+        &sc.model,
+        &sc.server,
+    )?))
 }
 
 /// The newest SGLang version, for defaults.

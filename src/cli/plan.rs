@@ -65,8 +65,10 @@ pub fn plan(a: &PlanArgs) -> Result<()> {
             ))
         }
     };
+    let mut file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let client_line = super::run::ideal_client_unless_set(&mut file, &grid);
     let spec = PlanSpec {
-        file: base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?,
+        file,
         grid,
         slo: Slo {
             ttft_p99_ms: a.slo_ttft_p99,
@@ -80,6 +82,11 @@ pub fn plan(a: &PlanArgs) -> Result<()> {
     let pb = progress_bar(spec.grid.len(), a.quiet, "deployments");
     let p = compute(&spec, &|| pb.inc(1))?;
     pb.finish_and_clear();
+    if a.format == "json" {
+        eprintln!("{client_line}");
+    } else {
+        println!("{client_line}");
+    }
     print!(
         "{}",
         if a.format == "json" {

@@ -66,6 +66,29 @@ pub fn base_scenario(path: Option<&Path>, client_given: bool) -> Result<Scenario
     Ok(file)
 }
 
+/// `plan` and `sweep` price the server, not the benchmark client: unless the scenario file or
+/// a grid flag chooses `client-model`, sends cost nothing. Returns the line saying which client
+/// the points use.
+pub fn ideal_client_unless_set(file: &mut ScenarioFile, grid: &crate::sweep::grid::Grid) -> String {
+    if let Some(axis) = grid.axes.iter().find(|a| a.flag == "client-model") {
+        return format!("client: --client-model {} (as given)", axis.spec);
+    }
+    let model = *file
+        .client
+        .client_model
+        .get_or_insert(crate::client::send::ClientModel::Ideal);
+    match model {
+        crate::client::send::ClientModel::Ideal => {
+            "client: ideal (requests are sent at no cost; --client-model real emulates \
+             bench_serving's send loop)"
+                .to_string()
+        }
+        crate::client::send::ClientModel::Real => {
+            "client: real (bench_serving's send loop, from the scenario file)".to_string()
+        }
+    }
+}
+
 /// The scenario `run` simulates for these arguments.
 pub fn scenario(a: &RunArgs) -> Result<Scenario> {
     let file = base_scenario(a.scenario.as_deref(), a.client != ClientFlags::default())?;

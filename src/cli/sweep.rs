@@ -52,7 +52,8 @@ pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
 
 pub fn sweep(a: &SweepArgs) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
-    let file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let mut file = base_scenario(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let client_line = super::run::ideal_client_unless_set(&mut file, &grid);
     let s = Sweep {
         file,
         scenario: a.scenario.as_ref().map(|p| p.display().to_string()),
@@ -64,6 +65,7 @@ pub fn sweep(a: &SweepArgs) -> Result<()> {
     pb.finish_and_clear();
     let charts = !a.no_charts && a.shard.is_none();
     write_outputs(&result, &a.out, charts)?;
+    println!("{client_line}");
     print!("{}", summary(&result, &a.out, charts));
     Ok(())
 }

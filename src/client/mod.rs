@@ -4,3 +4,4 @@ pub mod arrivals;
 pub mod dataset;
 pub mod flavour;
 pub mod rng;
+pub mod send;

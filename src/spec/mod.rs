@@ -7,6 +7,7 @@ pub mod hf_config;
 pub mod load;
 pub mod model;
 pub mod sanity;
+pub mod scheduler_cpu;
 pub mod server;
 pub mod version;
 pub mod workload;

@@ -4,6 +4,7 @@ use super::load::{from_yaml_str, read_text};
 use super::server::ServerFlags;
 use super::version::Version;
 use crate::client::dataset::gsp::GspConfig;
+use crate::client::send::{ClientModel, MAX_SEND_US};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -82,6 +83,15 @@ pub struct ClientFlags {
     #[arg(long)]
     #[serde(default)]
     pub flush_cache: bool,
+    /// Client emulated: `real` (bench_serving's single asyncio loop pays a send cost per
+    /// request; default of run/replay/validate) or `ideal` (sends cost nothing; default of
+    /// plan and sweep, so the server alone limits throughput).
+    #[arg(long, value_enum)]
+    pub client_model: Option<ClientModel>,
+    /// Client CPU time per request send, microseconds (real client; default: bench_serving's,
+    /// 3333 µs).
+    #[arg(long)]
+    pub client_send_us: Option<f64>,
 }
 
 fn parse_rate(s: &str) -> std::result::Result<f64, String> {
@@ -138,7 +148,9 @@ impl ClientFlags {
             max_concurrency,
             seed,
             bench_version,
-            warmup_requests
+            warmup_requests,
+            client_model,
+            client_send_us
         )
     }
 }
@@ -189,6 +201,9 @@ pub struct ClientConfig {
     pub bench_version: Version,
     pub warmup_requests: u64,
     pub flush_cache: bool,
+    /// Which client is emulated, and its send cost per request (ns; 0 for an ideal client).
+    pub client_model: ClientModel,
+    pub client_send_ns: f64,
 }
 
 /// The `--dataset-name` values servesim accepts.
@@ -300,7 +315,24 @@ impl ClientConfig {
                 "numpy seeds must be < 2^32",
             ));
         }
+        if let Some(us) = f
+            .client_send_us
+            .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))
+        {
+            return Err(Error::invalid(
+                "--client-send-us",
+                "client_send_us",
+                format!("must be between 0 and {MAX_SEND_US} µs, got {us}"),
+            ));
+        }
+        let client_model = f.client_model.unwrap_or_default();
         Ok(ClientConfig {
+            client_model,
+            client_send_ns: crate::client::send::send_ns(
+                client_model,
+                f.client_send_us,
+                bench_version,
+            ),
             backend,
             dataset_name,
             dataset_path: f.dataset_path.clone(),
