@@ -191,7 +191,8 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     notes.extend(sc.server.notes.iter().cloned());
     notes.extend(client_bound_note(
         c.client_send_ns,
-        metrics.request_throughput,
+        input.requests.len() as u64,
+        metrics.duration_s,
     ));
     Ok(RunOutput {
         metrics,

@@ -88,8 +88,8 @@ pub struct ClientFlags {
     /// plan and sweep, so the server alone limits throughput).
     #[arg(long, value_enum)]
     pub client_model: Option<ClientModel>,
-    /// Client CPU time per request send, microseconds (real client; default: bench_serving's,
-    /// 3333 µs).
+    /// Client CPU time per request send, microseconds (real client; default: 2500 µs for
+    /// bench_serving 0.5.6 and later, 3333 µs before).
     #[arg(long)]
     pub client_send_us: Option<f64>,
 }
