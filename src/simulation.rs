@@ -96,6 +96,15 @@ impl Scenario {
         )
     }
 
+    /// The client's CPU time per request send, ns (0 for an ideal client).
+    pub fn client_send_ns(&self) -> f64 {
+        crate::client::send::send_ns(
+            self.client.client_model,
+            self.client.client_send_us,
+            self.client.bench_version,
+        )
+    }
+
     /// The report header bench_serving would print.
     pub fn header(&self) -> ReportHeader {
         ReportHeader {
@@ -167,7 +176,7 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
         max_concurrency: c.max_concurrency,
         server_info_at_end: flavour.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
-        client_send_ns: c.client_send_ns,
+        client_send_ns: sc.client_send_ns(),
         max_events: sc.max_events,
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),
@@ -190,7 +199,7 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     let mut notes = notes;
     notes.extend(sc.server.notes.iter().cloned());
     notes.extend(client_bound_note(
-        c.client_send_ns,
+        sc.client_send_ns(),
         input.requests.len() as u64,
         metrics.duration_s,
     ));

@@ -76,14 +76,14 @@ pub fn ideal_client_unless_set(file: &mut ScenarioFile, grid: &crate::sweep::gri
     let model = *file
         .client
         .client_model
-        .get_or_insert(crate::client::send::ClientModel::Ideal);
+        .get_or_insert(crate::spec::workload::ClientModel::Ideal);
     match model {
-        crate::client::send::ClientModel::Ideal => {
+        crate::spec::workload::ClientModel::Ideal => {
             "client: ideal (requests are sent at no cost; --client-model real emulates \
              bench_serving's send loop)"
                 .to_string()
         }
-        crate::client::send::ClientModel::Real => {
+        crate::spec::workload::ClientModel::Real => {
             "client: real (bench_serving's send loop, from the scenario file)".to_string()
         }
     }

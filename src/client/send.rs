@@ -11,27 +11,7 @@
 //! limits, not the benchmark client's); `real` (the default of `run`, `replay` and `validate`)
 //! uses [`bench_serving_send_ns`] or `--client-send-us`.
 use crate::spec::version::Version;
-use serde::{Deserialize, Serialize};
-
-/// Which client the simulation emulates.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClientModel {
-    /// bench_serving's single asyncio loop: every send costs `send_ns` of client time.
-    #[default]
-    Real,
-    /// A client that sends instantly (zero send cost): the server alone limits throughput.
-    Ideal,
-}
-
-impl ClientModel {
-    pub fn name(self) -> &'static str {
-        match self {
-            ClientModel::Real => "real",
-            ClientModel::Ideal => "ideal",
-        }
-    }
-}
+pub use crate::spec::workload::ClientModel;
 
 /// CPU time of bench_serving's loop to create a session and send one request, ns, by
 /// bench_serving version. Every version since 0.3 opens a new `aiohttp.ClientSession` per
@@ -53,9 +33,6 @@ pub fn bench_serving_send_ns(bench_version: Version) -> f64 {
         2.5e6
     }
 }
-
-/// Largest `--client-send-us` accepted: 1 s per request.
-pub const MAX_SEND_US: f64 = 1e6;
 
 /// Client send cost of one request, ns, for a model, an optional override (µs) and the bench
 /// version.

@@ -117,7 +117,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
     let o = &sc.hardware.overheads;
     let tokenize_ns: f64 =
         rows.iter().map(|r| r.prompt_len as f64).sum::<f64>() * o.tokenize_per_token_ns;
-    let send_ns = rows.len() as f64 * sc.client.client_send_ns;
+    let send_ns = rows.len() as f64 * sc.client_send_ns();
     if tokenize_ns.max(send_ns) > MAX_SERIAL_NS {
         return Err(Error::invalid(
             if tokenize_ns > send_ns {

@@ -4,7 +4,6 @@ use super::load::{from_yaml_str, read_text};
 use super::server::ServerFlags;
 use super::version::Version;
 use crate::client::dataset::gsp::GspConfig;
-use crate::client::send::{ClientModel, MAX_SEND_US};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -155,6 +154,29 @@ impl ClientFlags {
     }
 }
 
+/// Which client the simulation emulates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientModel {
+    /// bench_serving's single asyncio loop: every send costs `send_ns` of client time.
+    #[default]
+    Real,
+    /// A client that sends instantly (zero send cost): the server alone limits throughput.
+    Ideal,
+}
+
+impl ClientModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientModel::Real => "real",
+            ClientModel::Ideal => "ideal",
+        }
+    }
+}
+
+/// Largest `--client-send-us` accepted: 1 s per request.
+pub const MAX_SEND_US: f64 = 1e6;
+
 /// A scenario file: everything one simulation needs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,9 +223,10 @@ pub struct ClientConfig {
     pub bench_version: Version,
     pub warmup_requests: u64,
     pub flush_cache: bool,
-    /// Which client is emulated, and its send cost per request (ns; 0 for an ideal client).
+    /// Which client is emulated, and `--client-send-us` when given (the send cost itself is
+    /// `client::send::send_ns`).
     pub client_model: ClientModel,
-    pub client_send_ns: f64,
+    pub client_send_us: Option<f64>,
 }
 
 /// The `--dataset-name` values servesim accepts.
@@ -328,11 +351,7 @@ impl ClientConfig {
         let client_model = f.client_model.unwrap_or_default();
         Ok(ClientConfig {
             client_model,
-            client_send_ns: crate::client::send::send_ns(
-                client_model,
-                f.client_send_us,
-                bench_version,
-            ),
+            client_send_us: f.client_send_us,
             backend,
             dataset_name,
             dataset_path: f.dataset_path.clone(),
