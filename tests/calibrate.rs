@@ -172,9 +172,9 @@ fn fitted_constants_stay_in_bounds() {
     }
 }
 
-fn h200_request(params: &str) -> Request {
+fn b200_request(params: &str) -> Request {
     Request {
-        profile: "h200-sxm-141gb".into(),
+        profile: "b200-sxm-180gb".into(),
         runs: Some("004-01,004-03".into()),
         params: Some(params.into()),
         loss: LossSpec::default(),
@@ -191,7 +191,7 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     let manifest = Manifest::load(&root().join("validation/manifest.yaml")).unwrap();
     let cal = Calibration::prepare(
         &manifest,
-        &h200_request("memory,moe_layer_ns,attention.triton.decode"),
+        &b200_request("memory,moe_layer_ns,attention.triton.decode"),
     )
     .unwrap();
     let full = cal.fit(&|_, _, _| {});
@@ -221,12 +221,12 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     assert_eq!(back.efficiency.memory, full.fitted[0]);
     assert_eq!(back.overheads.moe_layer_ns, full.fitted[1]);
     assert_eq!(back.efficiency.attention["triton"].decode, full.fitted[2]);
-    // The bundled profile was fitted before: that stage's summary stays, this one follows it.
+    // The bundled profile holds datasheet defaults: the summary is this fit's alone.
     let c = back.calibration.unwrap();
     let earlier = cal.base.calibration.clone().unwrap();
-    assert!(earlier.starts_with("fitted"), "{earlier}");
+    assert_eq!(earlier, "datasheet defaults; not fitted");
     assert!(
-        c.starts_with(&earlier) && c.contains("|| then fitted 2025-01-02"),
+        c.starts_with("fitted 2025-01-02") && c.ends_with("keeps its datasheet default"),
         "{c}"
     );
 }
@@ -235,13 +235,13 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
 fn cli_writes_profile_and_cross_validation() {
     let dir = std::env::temp_dir().join(format!("servesim-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (yaml, cv) = (dir.join("h200.yaml"), dir.join("crossval.json"));
+    let (yaml, cv) = (dir.join("b200.yaml"), dir.join("crossval.json"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
         .current_dir(root())
         .args([
             "calibrate",
             "--profile",
-            "h200-sxm-141gb",
+            "b200-sxm-180gb",
             "--runs",
             "004-01,004-03",
         ])
@@ -271,7 +271,7 @@ fn cli_writes_profile_and_cross_validation() {
     let file = servesim::calibrate::crossval::CrossvalFile::load(&cv).unwrap();
     assert_eq!(file.fits.len(), 1);
     let fit = &file.fits[0];
-    assert_eq!(fit.profile, "h200-sxm-141gb");
+    assert_eq!(fit.profile, "b200-sxm-180gb");
     assert_eq!(fit.runs.len(), 2);
     assert!(fit
         .runs

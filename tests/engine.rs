@@ -407,6 +407,7 @@ mod radix {
             max_concurrency: Some(concurrency),
             server_info_at_end: true,
             overheads: sc.hardware.overheads.clone(),
+            client_send_ns: sc.client_send_ns(),
             max_events: 1_000_000,
             check_invariants: true,
             record_timeline: false,

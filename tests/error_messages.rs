@@ -177,6 +177,11 @@ fn nan_negative_and_infinite_numbers_in_hardware_profiles() {
             "peaks.bf16_flops_per_s",
             "implausibly small",
         ),
+        (
+            "hw-client-send.yaml",
+            "overheads.client_send_ns",
+            "--client-send-us",
+        ),
     ] {
         fails_with(
             &["run", "--hardware", &fixture(file)],

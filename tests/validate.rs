@@ -232,7 +232,7 @@ fn every_entry_simulates_in_manifest_order() {
         );
     }
     let groups: Vec<&str> = v.summary.iter().map(|g| g.group.as_str()).collect();
-    assert_eq!(groups, ["all", "ampere", "ascend", "hopper"]);
+    assert_eq!(groups, ["all", "ampere", "ascend", "blackwell", "hopper"]);
     assert_eq!(v.summary[0].runs, 31);
 }
 

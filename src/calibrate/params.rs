@@ -18,6 +18,7 @@ pub const SIG_DIGITS: i32 = 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     Memory,
+    Link,
     Efficiency,
     Overheads,
 }
@@ -27,6 +28,7 @@ impl Section {
     pub fn key(self) -> &'static str {
         match self {
             Section::Memory => "memory",
+            Section::Link => "link",
             Section::Efficiency => "efficiency",
             Section::Overheads => "overheads",
         }
@@ -107,6 +109,20 @@ const SCALARS: &[Scalar] = &[
     eff!("gemm_half_tokens", gemm_half_tokens, 1.0, 8192.0, 1.4),
     eff!("memory", memory, 1e-3, 1.0, 0.2),
     eff!("collective", collective, 1e-3, 1.0, 0.5),
+    // SGLang's custom all-reduce at decode sizes: small messages never reach link bandwidth,
+    // but an efficiency below 0.1 (or above 0.5) is a missing mechanism, not the link.
+    eff!("custom_all_reduce", custom_all_reduce, 0.1, 0.5, 0.5),
+    // Its fixed time: a launch plus one or two NVLink flag round trips, 3–30 µs.
+    Scalar {
+        name: "custom_all_reduce_latency_ns",
+        section: Section::Link,
+        get: |h| h.link.custom_all_reduce_latency_ns,
+        set: |h, v| h.link.custom_all_reduce_latency_ns = v,
+        transform: Transform::Log,
+        lo: 3e3,
+        hi: 3e4,
+        prior_sd: 0.5,
+    },
     eff!("mxfp4_compute", mxfp4_compute, 1e-4, 1.0, 3.0),
     eff!("mxfp4_memory", mxfp4_memory, 1e-4, 1.0, 3.0),
     Scalar {
@@ -137,12 +153,13 @@ const SCALARS: &[Scalar] = &[
     ovh!(per_request_cpu_ns, 5e3, 1e6),
     ovh!(graph_step_ns, 3e5, 20e6),
     ovh!(eager_layer_ns, 3e4, 1e6),
-    ovh!(layer_ns, 1e4, 1e6),
+    // The per-layer GPU floor (norms, activations, launch gaps and tails): at most 100 µs per
+    // layer, ten kernels at 10 µs; more is an eager launch sequence, not a graph's floor.
+    ovh!(layer_ns, 1e4, 1e5),
     ovh!(moe_layer_ns, 3e4, 5e6),
     ovh!(request_latency_ns, 3e6, 1e9),
     ovh!(tokenize_per_token_ns, 50.0, 1e5),
     ovh!(stream_latency_ns, 5e5, 1e8),
-    ovh!(client_send_ns, 2.5e6, 1e8),
 ];
 
 /// What a [`Param`] addresses.

@@ -254,7 +254,6 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
         o.request_latency_ns,
         o.tokenize_per_token_ns,
         o.stream_latency_ns,
-        o.client_send_ns,
     ]
     .iter()
     .map(|v| v.to_bits())

@@ -66,8 +66,10 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             ))
         }
     };
+    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let client_line = crate::sweep::ideal_client_unless_set(&mut file, &grid);
     let spec = PlanSpec {
-        file: ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?,
+        file,
         grid,
         slo: Slo {
             ttft_p99_ms: a.slo_ttft_p99,
@@ -81,12 +83,11 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
     let pb = progress_bar(spec.grid.len(), a.quiet, "deployments");
     let p = compute(&spec, &|| pb.inc(1))?;
     pb.finish_and_clear();
-    super::print::emit(
-        out,
-        &if a.format == "json" {
-            render::json(&p)
-        } else {
-            render::text(&p)
-        },
-    )
+    let text = if a.format == "json" {
+        eprintln!("{client_line}");
+        render::json(&p)
+    } else {
+        format!("{client_line}\n{}", render::text(&p))
+    };
+    super::print::emit(out, &text)
 }

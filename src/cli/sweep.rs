@@ -38,7 +38,8 @@ pub struct SweepArgs {
 
 pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
-    let file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let client_line = crate::sweep::ideal_client_unless_set(&mut file, &grid);
     let s = Sweep {
         file,
         scenario: a.scenario.as_ref().map(|p| p.display().to_string()),
@@ -50,7 +51,10 @@ pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     pb.finish_and_clear();
     let charts = !a.no_charts && a.shard.is_none();
     write_outputs(&result, &a.out, charts)?;
-    super::print::emit(out, &summary(&result, &a.out, charts))
+    super::print::emit(
+        out,
+        &format!("{client_line}\n{}", summary(&result, &a.out, charts)),
+    )
 }
 
 /// What was written, errors, and the Pareto frontier as a table.

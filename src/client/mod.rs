@@ -7,3 +7,4 @@ pub mod arrivals;
 pub mod dataset;
 pub mod flavour;
 pub mod rng;
+pub mod send;

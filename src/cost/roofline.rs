@@ -6,7 +6,7 @@
 //! fixed overheads (per step, per layer when eager, per request CPU).
 use super::overheads::Overheads;
 use super::{BatchShape, StepCost, StepTime};
-use crate::spec::hardware::{AttentionEfficiency, ComputeType, HardwareProfile};
+use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
 use crate::spec::model::{ModelSpec, WeightFormat};
 use crate::spec::server::ServerConfig;
 
@@ -42,7 +42,17 @@ pub struct Roofline {
     windowed_layers: f64,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
+    /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
+    custom_all_reduce: bool,
 }
+
+/// Largest message SGLang's custom all-reduce takes: `CustomAllreduce(max_size=8192 * 1024)`
+/// (python/sglang/srt/distributed/device_communicators/custom_all_reduce.py, unchanged from
+/// 0.3 to 0.5.x); larger ones go to NCCL.
+pub const CUSTOM_AR_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+
+/// TP sizes the custom all-reduce supports (`_SUPPORTED_WORLD_SIZES = [2, 4, 6, 8]`).
+pub const CUSTOM_AR_WORLD_SIZES: [u64; 4] = [2, 4, 6, 8];
 
 /// With DP attention each attention rank runs the attention projections (sharded over
 /// `attn_tp` GPUs) on its own tokens; the MLP / MoE weights (sharded over all `tp`) run on the
@@ -117,6 +127,10 @@ impl Roofline {
                 .sliding_window
                 .as_ref()
                 .map_or(0.0, |s| s.layers as f64),
+            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
+            custom_all_reduce: hw.arch != Arch::Ascend
+                && CUSTOM_AR_WORLD_SIZES.contains(&tp)
+                && tp <= hw.link.devices_per_node as u64,
             dp_attention: server.dp_attention.then(|| DpAttention {
                 attn_params: model.attention_params_per_rank(server.attn_tp),
                 dense_mlp_params: dense.dense_mlp,
@@ -129,25 +143,30 @@ impl Roofline {
         self.hw.memory.bandwidth_bytes_per_s
     }
 
-    /// GEMM efficiency at `m` rows (tokens): large-shape efficiency with a small-batch roll-off.
-    fn gemm_eff(&self, m: f64) -> f64 {
+    /// Large-shape grouped-GEMM (expert) efficiency.
+    fn moe_gemm_peak_eff(&self) -> f64 {
         let e = &self.hw.efficiency;
-        e.gemm * m / (m + e.gemm_half_tokens)
+        e.moe_gemm.unwrap_or(e.gemm)
     }
 
-    /// Grouped-GEMM (expert) efficiency at `m` rows per expert; MXFP4 experts roll off with
-    /// their own half-point (`mxfp4_half_tokens`).
-    fn moe_gemm_eff(&self, m: f64) -> f64 {
+    /// Rows per expert at which the grouped GEMM reaches half its large-shape efficiency;
+    /// MXFP4 experts roll off with their own half-point (`mxfp4_half_tokens`).
+    fn moe_half_tokens(&self) -> f64 {
         let e = &self.hw.efficiency;
-        let half = if self.expert_is_mxfp4 {
+        if self.expert_is_mxfp4 {
             e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens)
         } else {
             e.gemm_half_tokens
-        };
-        e.moe_gemm.unwrap_or(e.gemm) * m / (m + half)
+        }
     }
 
     /// Time (ns) of a GEMM of `params` weights over `m` tokens.
+    ///
+    /// The small-M roll-off eff(m) = gemm · m / (m + half) prices the compute as if `half`
+    /// extra rows were padded in (2 · params · (m + half) / (peak · gemm)). At small M a GEMM
+    /// is weight-read-bound: that padding can never cost more than streaming the weights at
+    /// memory efficiency, so it is capped there (a profile with a large `gemm_half_tokens`
+    /// or a slow dtype path otherwise makes a batch-1 GEMM slower than reading its weights).
     fn gemm_ns(
         &self,
         params: f64,
@@ -160,10 +179,12 @@ impl Roofline {
         if params <= 0.0 || m <= 0.0 {
             return 0.0;
         }
-        let flops = 2.0 * m * params;
-        let compute_s = flops / (self.hw.peak_ops_per_s(compute) * self.gemm_eff(m) * compute_mult);
-        let bytes = params * bytes_per_param + m * self.hidden * 4.0; // weights + activations in/out
-        let memory_s = bytes / (self.bandwidth() * self.hw.efficiency.memory * mem_mult);
+        let e = &self.hw.efficiency;
+        let rate = self.hw.peak_ops_per_s(compute) * e.gemm * compute_mult;
+        let weights_s = params * bytes_per_param / (self.bandwidth() * e.memory * mem_mult);
+        let padding_s = (2.0 * params * e.gemm_half_tokens / rate).min(weights_s);
+        let compute_s = 2.0 * m * params / rate + padding_s;
+        let memory_s = weights_s + m * self.hidden * 4.0 / (self.bandwidth() * e.memory * mem_mult); // + activations in/out
         compute_s.max(memory_s) * 1e9
     }
 
@@ -176,7 +197,6 @@ impl Roofline {
         let e = self.num_experts;
         let k = self.experts_per_token;
         let touched = e * (1.0 - (1.0 - k / e).powf(m));
-        let rows_per_expert = m * k / touched;
         let (cmul, mmul) = if self.expert_is_mxfp4 {
             (
                 self.hw.efficiency.mxfp4_compute,
@@ -190,12 +210,16 @@ impl Roofline {
         } else {
             self.linear_compute
         };
-        let flops = 2.0 * m * k * self.expert_params;
-        let compute_s =
-            flops / (self.hw.peak_ops_per_s(compute) * self.moe_gemm_eff(rows_per_expert) * cmul);
-        let bytes =
-            touched * self.expert_params * self.expert_bytes_per_param + m * k * self.hidden * 4.0;
-        let memory_s = bytes / (self.bandwidth() * self.hw.efficiency.memory * mmul);
+        // As for a dense GEMM (see `gemm_ns`): per touched expert, the roll-off's padding rows
+        // cost at most reading that expert's weights.
+        let rate = self.hw.peak_ops_per_s(compute) * self.moe_gemm_peak_eff() * cmul;
+        let weights_s = touched * self.expert_params * self.expert_bytes_per_param
+            / (self.bandwidth() * self.hw.efficiency.memory * mmul);
+        let padding_s =
+            (2.0 * touched * self.expert_params * self.moe_half_tokens() / rate).min(weights_s);
+        let compute_s = 2.0 * m * k * self.expert_params / rate + padding_s;
+        let memory_s = weights_s
+            + m * k * self.hidden * 4.0 / (self.bandwidth() * self.hw.efficiency.memory * mmul);
         compute_s.max(memory_s) * 1e9
     }
 
@@ -232,16 +256,38 @@ impl Roofline {
         t * 1e9
     }
 
-    /// One ring all-reduce of `tokens` hidden states in bf16 (ns).
+    /// One TP all-reduce of `tokens` hidden states in bf16 (ns): alpha-beta over the
+    /// 2(N−1)/N of the message each rank moves.
+    ///
+    /// Below [`CUSTOM_AR_MAX_BYTES`] SGLang's custom all-reduce runs (one-shot for small
+    /// messages, two-shot above ≈ 256–512 KiB at 8 ranks; the kernel picks): its fixed latency
+    /// and its effective link efficiency at these sizes, which covers both algorithms (issue
+    /// 12: ≈ 0.15–0.25 and 8–15 µs). Above the limit, and where the custom kernel does not run,
+    /// NCCL's ring at `collective` efficiency. The ring's price is floored at the custom
+    /// kernel's price at the limit, so a larger message never costs less (until the ring's
+    /// higher efficiency catches up, the crossover the 8 MiB limit approximates).
     fn all_reduce_ns(&self, tokens: f64) -> f64 {
         if self.tp <= 1.0 || tokens <= 0.0 {
             return 0.0;
         }
         let bytes = tokens * self.hidden * 2.0;
         let link = &self.hw.link;
-        let beta_s = 2.0 * (self.tp - 1.0) / self.tp * bytes
-            / (link.bandwidth_bytes_per_s * self.hw.efficiency.collective);
-        link.latency_ns + beta_s * 1e9
+        let moved = |b: f64| 2.0 * (self.tp - 1.0) / self.tp * b;
+        let ring_ns = link.latency_ns
+            + moved(bytes) / (link.bandwidth_bytes_per_s * self.hw.efficiency.collective) * 1e9;
+        if !self.custom_all_reduce {
+            return ring_ns;
+        }
+        let custom_ns = |b: f64| {
+            link.custom_all_reduce_latency_ns
+                + moved(b) / (link.bandwidth_bytes_per_s * self.hw.efficiency.custom_all_reduce)
+                    * 1e9
+        };
+        if bytes < CUSTOM_AR_MAX_BYTES {
+            custom_ns(bytes)
+        } else {
+            ring_ns.max(custom_ns(CUSTOM_AR_MAX_BYTES))
+        }
     }
 
     /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -368,5 +414,70 @@ impl StepCost for Roofline {
             .map(|s| o.cpu_ns(s.decode_reqs + s.prefill_reqs))
             .fold(0.0, f64::max);
         o.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::bundled::{load_hardware, load_model};
+    use crate::spec::server::ServerFlags;
+
+    fn roofline(hw: &str, tp: u64) -> Roofline {
+        let hw = load_hardware(hw).unwrap();
+        let model = load_model("qwen3-32b").unwrap();
+        let flags = ServerFlags {
+            tp: Some(tp),
+            ..Default::default()
+        };
+        let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
+        Roofline::new(&hw, &model, &server).unwrap()
+    }
+
+    /// Hand calculation on H100 (450 GB/s link; custom all-reduce 10 µs, efficiency 0.2; NCCL
+    /// 8 µs, 0.8) for qwen3-32b (hidden 5120, bf16: 10240 bytes per token) at TP 8, where each
+    /// rank moves 2·7/8 = 1.75 of the message.
+    #[test]
+    fn all_reduce_uses_the_custom_kernel_below_8_mib_and_the_ring_above() {
+        let r = roofline("h100-sxm5-80gb", 8);
+        // 1 token: 10 µs + 1.75 · 10240 B / 90 GB/s = 10 199.1 ns.
+        assert!((r.all_reduce_ns(1.0) - 10_199.11).abs() < 0.1);
+        // 64 tokens (655 360 B): 10 µs + 12 743.1 ns.
+        assert!((r.all_reduce_ns(64.0) - 22_743.1).abs() < 0.1);
+        // 8192 tokens (83.9 MB) take the ring: 8 µs + 1.75 · 83 886 080 / 360 GB/s.
+        assert!((r.all_reduce_ns(8192.0) - (8000.0 + 407_779.6)).abs() < 1.0);
+        // Just above the limit the ring is floored at the custom kernel's price at 8 MiB.
+        let at_limit = 10_000.0 + 1.75 * CUSTOM_AR_MAX_BYTES / 90e9 * 1e9;
+        assert!((r.all_reduce_ns(820.0) - at_limit).abs() < 1.0);
+        assert!(r.all_reduce_ns(819.0) <= at_limit);
+        // TP 1: no all-reduce at all.
+        let r3 = roofline("h100-sxm5-80gb", 1);
+        assert_eq!(r3.all_reduce_ns(64.0), 0.0);
+        // Ascend never uses it (HCCL): 8 µs + 1.75 · 655 360 / (196 GB/s · 0.8).
+        let a = {
+            let hw = load_hardware("ascend-a3").unwrap();
+            let model = load_model("qwen3-32b").unwrap();
+            let flags = ServerFlags {
+                tp: Some(8),
+                mem_fraction_static: Some(0.8),
+                ..Default::default()
+            };
+            let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
+            Roofline::new(&hw, &model, &server).unwrap()
+        };
+        assert!((a.all_reduce_ns(64.0) - (8000.0 + 1.75 * 655_360.0 / 156.8e9 * 1e9)).abs() < 1.0);
+    }
+
+    /// At batch 1 a GEMM costs what reading its weights costs, whatever the roll-off says.
+    #[test]
+    fn a_small_gemm_is_weight_read_bound() {
+        let mut r = roofline("h100-sxm5-80gb", 1);
+        r.hw.efficiency.gemm_half_tokens = 1e6; // an absurd roll-off
+        let params = 1e9;
+        let weights_ns = params * 2.0 / (3.35e12 * 0.85) * 1e9;
+        let t = r.gemm_ns(params, 1.0, 2.0, ComputeType::Bf16, 1.0, 1.0);
+        let flops_ns = 2.0 * params / (989.4e12 * 0.8) * 1e9;
+        assert!(t <= weights_ns + flops_ns + 10.0, "{t} vs {weights_ns}");
+        assert!(t >= weights_ns);
     }
 }

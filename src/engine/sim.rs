@@ -40,6 +40,8 @@ pub struct SimInput {
     /// Closing `/get_server_info` round trip, if the client makes one.
     pub server_info_at_end: bool,
     pub overheads: Overheads,
+    /// CPU time of the client's loop per request send, ns (0 for an ideal client).
+    pub client_send_ns: f64,
     /// Safety budget: stop with an error after this many events.
     pub max_events: u64,
     /// Check the scheduler's invariants after every step (O(n) per step; for tests).
@@ -164,7 +166,7 @@ pub fn simulate_replicas(
         cost,
         q: EventQueue::default(),
         client: vec![ClientState::default(); n],
-        client_loop: ClientLoop::new(input.overheads.client_send_ns.round() as u64),
+        client_loop: ClientLoop::new(input.client_send_ns.round() as u64),
         waiters: VecDeque::new(),
         in_flight: 0,
         tokenizer_free_ns: 0,

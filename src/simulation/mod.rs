@@ -7,7 +7,9 @@ use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
+use crate::client::send::client_bound_note;
 use crate::cost::roofline::Roofline;
+use crate::cost::StepCost;
 use crate::engine::router::Router;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
@@ -109,6 +111,15 @@ impl Scenario {
         )
     }
 
+    /// The client's CPU time per request send, ns (0 for an ideal client).
+    pub fn client_send_ns(&self) -> f64 {
+        crate::client::send::send_ns(
+            self.client.client_model,
+            self.client.client_send_us,
+            self.client.bench_version,
+        )
+    }
+
     /// The report header bench_serving would print.
     pub fn header(&self) -> ReportHeader {
         ReportHeader {
@@ -186,6 +197,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         max_concurrency: c.max_concurrency,
         server_info_at_end: flavour.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
+        client_send_ns: sc.client_send_ns(),
         max_events: sc.max_events,
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),
@@ -196,21 +208,39 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let scheds = (0..sc.server.dp)
         .map(|_| Scheduler::new(&sc.server, window))
         .collect();
-    let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
+    let cost = step_cost(sc)?;
     let out = simulate_replicas(
         &input,
         scheds,
         Router::new(sc.server.router),
         sc.server.dp_attention,
-        &cost,
+        cost.as_ref(),
     )?;
+    let metrics = compute(&out.record);
+    let mut notes = notes;
+    notes.extend(sc.server.notes.iter().cloned());
+    notes.extend(client_bound_note(
+        sc.client_send_ns(),
+        input.requests.len() as u64,
+        metrics.duration_s,
+    ));
     let output = RunOutput {
-        metrics: compute(&out.record),
+        metrics,
         stats: out.stats,
         timeline: out.timeline,
         notes,
     };
     Ok((output, out.record))
+}
+
+/// The step-cost model that prices `sc`'s batches: the one constructor `run` and the physics
+/// tests (tests/physics.rs) share, so every backend it can return is held to the same laws.
+pub fn step_cost(sc: &Scenario) -> Result<Box<dyn StepCost>> {
+    Ok(Box::new(Roofline::new(
+        &sc.hardware,
+        &sc.model,
+        &sc.server,
+    )?))
 }
 
 /// The newest SGLang version, for defaults.

@@ -106,14 +106,18 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
     let o = &sc.hardware.overheads;
     let tokenize_ns: f64 =
         rows.iter().map(|r| r.prompt_len as f64).sum::<f64>() * o.tokenize_per_token_ns;
-    let send_ns = rows.len() as f64 * o.client_send_ns;
+    let send_ns = rows.len() as f64 * sc.client_send_ns();
     if tokenize_ns.max(send_ns) > MAX_SERIAL_NS {
         return Err(Error::invalid(
-            format!("hardware profile {}", sc.hardware.name),
+            if tokenize_ns > send_ns {
+                format!("hardware profile {}", sc.hardware.name)
+            } else {
+                "--client-send-us".to_string()
+            },
             if tokenize_ns > send_ns {
                 "overheads.tokenize_per_token_ns"
             } else {
-                "overheads.client_send_ns"
+                "client_send_us"
             },
             format!(
                 "tokenizing or sending these {} requests one after another would take {:.3e} s: \

@@ -24,6 +24,7 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
     "a100-sxm4-80gb",
     "h100-sxm5-80gb",
     "h200-sxm-141gb",
+    "b200-sxm-180gb",
     "h20-96gb",
     "ascend-910b2",
     "ascend-a3",

@@ -237,6 +237,16 @@ pub fn attention_backend(
         {
             "fa3"
         }
+        // sm100 (documented for 0.5.6, reference A.6; earlier versions fall through to the
+        // generic rule below): TensorRT-LLM kernels for gpt-oss and DeepSeek-V3, flashinfer for
+        // other MLA models.
+        Arch::Blackwell if version >= v(0, 5, 6) && gpt_oss => "trtllm_mha",
+        Arch::Blackwell
+            if version >= v(0, 5, 6) && is_mla && model_arch == "DeepseekV3ForCausalLM" =>
+        {
+            "trtllm_mla"
+        }
+        Arch::Blackwell if version >= v(0, 5, 6) && is_mla => "flashinfer",
         _ if gpt_oss => "triton",
         _ if is_mla && version >= v(0, 5, 0) => "triton",
         _ => "flashinfer",
@@ -339,6 +349,27 @@ mod tests {
         assert_eq!(
             attention_backend(Arch::Ascend, "Qwen3MoeForCausalLM", false, v),
             "ascend"
+        );
+        assert_eq!(
+            attention_backend(Arch::Blackwell, "DeepseekV3ForCausalLM", true, v),
+            "trtllm_mla"
+        );
+        assert_eq!(
+            attention_backend(Arch::Blackwell, "GptOssForCausalLM", false, v),
+            "trtllm_mha"
+        );
+        assert_eq!(
+            attention_backend(Arch::Blackwell, "Qwen3ForCausalLM", false, v),
+            "flashinfer"
+        );
+        assert_eq!(
+            attention_backend(
+                Arch::Blackwell,
+                "DeepseekV3ForCausalLM",
+                true,
+                Version::new(0, 4, 7)
+            ),
+            "flashinfer"
         );
         assert_eq!(page_size("ascend"), 128);
     }

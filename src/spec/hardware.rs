@@ -55,10 +55,30 @@ pub struct Memory {
 pub struct Link {
     /// Unidirectional bandwidth per device, bytes/s.
     pub bandwidth_bytes_per_s: f64,
-    /// Latency of one collective step (alpha of the alpha-beta model), ns.
+    /// Latency of one NCCL/HCCL collective step (alpha of the alpha-beta ring model), ns.
     pub latency_ns: f64,
     /// Ranks per node.
     pub devices_per_node: u32,
+    /// Fixed time of one SGLang custom all-reduce (the one-shot/two-shot NVLink kernel used
+    /// below its 8 MiB limit): launch, the cross-GPU barrier flags and the reduction tail, ns.
+    /// Physical range 3–30 µs (a kernel launch plus one or two peer-to-peer flag round trips
+    /// over NVLink); the issue's measurements put it at ≈ 8–15 µs.
+    #[serde(default = "default_custom_ar_latency_ns")]
+    pub custom_all_reduce_latency_ns: f64,
+}
+
+/// Initial `link.custom_all_reduce_latency_ns` where a profile gives none: 10 µs.
+pub const DEFAULT_CUSTOM_AR_LATENCY_NS: f64 = 10e3;
+
+fn default_custom_ar_latency_ns() -> f64 {
+    DEFAULT_CUSTOM_AR_LATENCY_NS
+}
+
+/// Initial `efficiency.custom_all_reduce` where a profile gives none.
+pub const DEFAULT_CUSTOM_AR_EFFICIENCY: f64 = 0.2;
+
+fn default_custom_ar_efficiency() -> f64 {
+    DEFAULT_CUSTOM_AR_EFFICIENCY
 }
 
 /// Efficiency of one attention backend: achieved / peak.
@@ -84,8 +104,17 @@ pub struct Efficiency {
     pub memory: f64,
     /// Per attention backend (`flashinfer`, `triton`, `fa3`, `ascend`, ...).
     pub attention: BTreeMap<String, AttentionEfficiency>,
-    /// Achieved / link bandwidth for TP all-reduce.
+    /// Achieved / link bandwidth of the NCCL (HCCL) ring all-reduce, used above SGLang's custom
+    /// all-reduce limit (prefill-sized messages), on Ascend and at TP sizes the custom kernel
+    /// does not support.
     pub collective: f64,
+    /// Effective link efficiency of SGLang's custom all-reduce at decode message sizes (below
+    /// 8 MiB): bytes moved / (link bandwidth × time beyond the fixed latency). Small messages
+    /// never reach link bandwidth (per-block flag synchronisation, few SMs); physical range
+    /// 0.1–0.5 (≈ 0.15–0.25 measured per the issue). A fit below 0.1 is the link absorbing a
+    /// missing mechanism.
+    #[serde(default = "default_custom_ar_efficiency")]
+    pub custom_all_reduce: f64,
     /// Multiplier on the bf16 GEMM throughput when expert weights are MXFP4 and the chip has no
     /// native FP4 path (dequantising kernels); 1.0 where MXFP4 runs natively.
     #[serde(default = "one")]
@@ -119,7 +148,12 @@ pub struct Overheads {
     pub graph_step_ns: f64,
     /// Launch overhead per layer when running eagerly (prefill, or decode without a graph), ns.
     pub eager_layer_ns: f64,
-    /// Fixed time per layer per step, graph or eager (kernel boundaries, norms, small ops), ns.
+    /// GPU floor per layer per step, graph or eager, ns: the kernels the roofline does not
+    /// price (two RMSNorms, rotary embedding, activation, residual adds, KV-cache store,
+    /// activation quantisation) and every kernel's launch gap and tail. They run serially with
+    /// the GEMMs on one stream, so the floor adds to the layer's roofline time rather than
+    /// overlapping it. About ten such kernels at ≈ 1–3 µs each: physical range 0–100 µs per
+    /// layer ("tens of µs per layer" above the roofline at low batch, per the issue).
     #[serde(default)]
     pub layer_ns: f64,
     /// Extra fixed time per MoE layer per step (routing, permute/unpermute, expert dispatch), ns.
@@ -131,11 +165,10 @@ pub struct Overheads {
     pub tokenize_per_token_ns: f64,
     /// Scheduler → client latency of a streamed token (detokenizer, SSE), ns.
     pub stream_latency_ns: f64,
-    /// CPU time of bench_serving's single-threaded asyncio loop to create a session and send
-    /// one request, ns. A burst of N sends keeps the loop busy N times this long, and no
-    /// streamed token is observed (timestamped) before the loop is free again.
-    #[serde(default)]
-    pub client_send_ns: f64,
+    /// Formerly the client's send cost; it belongs to the client, not the GPU (`--client-send-us`,
+    /// src/client/send.rs). Accepted only to reject it with a clear message.
+    #[serde(default, skip_serializing)]
+    pub client_send_ns: Option<f64>,
 }
 
 /// A hardware profile as stored in `hardware-profiles/NAME.yaml`.
@@ -210,6 +243,11 @@ impl HardwareProfile {
             self.link.bandwidth_bytes_per_s,
         )?;
         non_negative(origin, "link.latency_ns", self.link.latency_ns)?;
+        non_negative(
+            origin,
+            "link.custom_all_reduce_latency_ns",
+            self.link.custom_all_reduce_latency_ns,
+        )?;
         // Magnitudes no accelerator has: almost always a unit mistake (TFLOP/s written as
         // FLOP/s), and they would stretch simulated time past what the clock can hold.
         for (f, v, min, unit) in [
@@ -264,6 +302,7 @@ impl HardwareProfile {
         non_negative(origin, "efficiency.gemm_half_tokens", e.gemm_half_tokens)?;
         efficiency(origin, "efficiency.memory", e.memory)?;
         efficiency(origin, "efficiency.collective", e.collective)?;
+        efficiency(origin, "efficiency.custom_all_reduce", e.custom_all_reduce)?;
         efficiency(origin, "efficiency.mxfp4_compute", e.mxfp4_compute)?;
         efficiency(origin, "efficiency.mxfp4_memory", e.mxfp4_memory)?;
         if let Some(m) = e.moe_gemm {
@@ -292,6 +331,14 @@ impl HardwareProfile {
             )?;
         }
         let o = &self.overheads;
+        if o.client_send_ns.is_some() {
+            return Err(Error::invalid(
+                origin,
+                "overheads.client_send_ns",
+                "the client's send cost is no longer a hardware constant: remove it and pass \
+                 --client-send-us (microseconds) or `client-send-us:` in the scenario's client section",
+            ));
+        }
         for (f, v) in [
             ("overheads.step_cpu_ns", o.step_cpu_ns),
             ("overheads.per_request_cpu_ns", o.per_request_cpu_ns),
@@ -302,7 +349,6 @@ impl HardwareProfile {
             ("overheads.request_latency_ns", o.request_latency_ns),
             ("overheads.tokenize_per_token_ns", o.tokenize_per_token_ns),
             ("overheads.stream_latency_ns", o.stream_latency_ns),
-            ("overheads.client_send_ns", o.client_send_ns),
         ] {
             non_negative(origin, f, v)?;
             // An overhead of more than 1000 s is a unit mistake, and would overflow the clock.

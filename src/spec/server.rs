@@ -164,6 +164,9 @@ pub struct ServerConfig {
     /// independent replicas.
     pub dp_attention: bool,
     pub router: LoadBalanceMethod,
+    /// Defaults servesim chose where SGLang's own would not run, one line each (printed as
+    /// notes by `run`).
+    pub notes: Vec<String>,
 }
 
 /// `--load-balance-method`: how requests are spread over data-parallel replicas (the
@@ -185,6 +188,15 @@ impl LoadBalanceMethod {
         }
     }
 }
+
+/// `--mem-fraction-static` servesim uses on Ascend when SGLang's default leaves no room for a
+/// KV cache. SGLang has no NPU branch for this default (0.5.6: `_handle_gpu_memory_settings`
+/// applies the GPU formula, whose reserve of 1.5 × the 32768-token NPU chunk gives ≈ 0.19 on a
+/// 64 GB die; later versions' `hardware_backend/npu/utils.py::set_default_server_args` sets
+/// chunk and graph sizes but no memory fraction), so Ascend deployments pass the flag; 0.8 is
+/// the value they typically pass (the same assumption as seeds 000/002 in
+/// validation/manifest.yaml), not an SGLang default.
+pub const ASCEND_DEPLOYED_MEM_FRACTION: f64 = 0.8;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -368,7 +380,22 @@ impl ServerConfig {
             )));
         }
         let available_gib = free0_gib - weights_gib - hw.memory.runtime_reserved_gib;
-        let rest_gib = available_gib - free0_gib * (1.0 - mem_fraction_static);
+        let rest_at = |f: f64| available_gib - free0_gib * (1.0 - f);
+        let mut notes = Vec::new();
+        let mem_fraction_static =
+            if is_npu && flags.mem_fraction_static.is_none() && rest_at(mem_fraction_static) <= 0.0
+            {
+                notes.push(format!(
+                "--mem-fraction-static {ASCEND_DEPLOYED_MEM_FRACTION} assumed: SGLang's default on \
+                 this NPU ({mem_fraction_static}) leaves no room for a KV cache, so Ascend \
+                 deployments pass the flag; {ASCEND_DEPLOYED_MEM_FRACTION} is the value they \
+                 typically pass, not an SGLang default (give --mem-fraction-static to change it)"
+            ));
+                ASCEND_DEPLOYED_MEM_FRACTION
+            } else {
+                mem_fraction_static
+            };
+        let rest_gib = rest_at(mem_fraction_static);
         let mut kv_pool_tokens = if rest_gib > 0.0 {
             (rest_gib * GIB / kv_bytes_per_token).floor() as u64
         } else {
@@ -424,7 +451,8 @@ impl ServerConfig {
             schedule_conservativeness,
             radix_cache: !flags.disable_radix_cache,
             mixed_chunk: flags.enable_mixed_chunk,
-            overlap_schedule: !flags.disable_overlap_schedule,
+            overlap_schedule: !flags.disable_overlap_schedule
+                && super::scheduler_cpu::group(version).overlap_by_default,
             cuda_graph_batch_sizes,
             kv_pool_tokens,
             req_pool_size,
@@ -436,6 +464,7 @@ impl ServerConfig {
             attn_tp,
             dp_attention,
             router,
+            notes,
         })
     }
 

@@ -97,6 +97,15 @@ pub struct ClientFlags {
     #[arg(long)]
     #[serde(default)]
     pub flush_cache: bool,
+    /// Client emulated: `real` (bench_serving's single asyncio loop pays a send cost per
+    /// request; default of run/replay/validate) or `ideal` (sends cost nothing; default of
+    /// plan and sweep, so the server alone limits throughput).
+    #[arg(long, value_enum)]
+    pub client_model: Option<ClientModel>,
+    /// Client CPU time per request send, microseconds (real client; default: 2500 µs for
+    /// bench_serving 0.5.6 and later, 3333 µs before).
+    #[arg(long)]
+    pub client_send_us: Option<f64>,
 }
 
 fn parse_rate(s: &str) -> std::result::Result<f64, String> {
@@ -153,10 +162,35 @@ impl ClientFlags {
             max_concurrency,
             seed,
             bench_version,
-            warmup_requests
+            warmup_requests,
+            client_model,
+            client_send_us
         )
     }
 }
+
+/// Which client the simulation emulates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientModel {
+    /// bench_serving's single asyncio loop: every send costs `send_ns` of client time.
+    #[default]
+    Real,
+    /// A client that sends instantly (zero send cost): the server alone limits throughput.
+    Ideal,
+}
+
+impl ClientModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientModel::Real => "real",
+            ClientModel::Ideal => "ideal",
+        }
+    }
+}
+
+/// Largest `--client-send-us` accepted: 1 s per request.
+pub const MAX_SEND_US: f64 = 1e6;
 
 /// A scenario file: everything one simulation needs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -226,6 +260,10 @@ pub struct ClientConfig {
     pub bench_version: Version,
     pub warmup_requests: u64,
     pub flush_cache: bool,
+    /// Which client is emulated, and `--client-send-us` when given (the send cost itself is
+    /// `client::send::send_ns`).
+    pub client_model: ClientModel,
+    pub client_send_us: Option<f64>,
 }
 
 /// The `--dataset-name` values servesim accepts.
@@ -334,7 +372,20 @@ impl ClientConfig {
                 "numpy seeds must be < 2^32",
             ));
         }
+        if let Some(us) = f
+            .client_send_us
+            .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))
+        {
+            return Err(Error::invalid(
+                "--client-send-us",
+                "client_send_us",
+                format!("must be between 0 and {MAX_SEND_US} µs, got {us}"),
+            ));
+        }
+        let client_model = f.client_model.unwrap_or_default();
         Ok(ClientConfig {
+            client_model,
+            client_send_us: f.client_send_us,
             backend,
             dataset_name,
             dataset_path: f.dataset_path.clone(),

@@ -74,3 +74,26 @@ pub fn write_outputs(f: &SweepFile, dir: &Path, charts: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// `plan` and `sweep` price the server, not the benchmark client: unless the scenario file or
+/// a grid flag chooses `client-model`, sends cost nothing. Returns the line saying which client
+/// the points use.
+pub fn ideal_client_unless_set(file: &mut ScenarioFile, grid: &grid::Grid) -> String {
+    if let Some(axis) = grid.axes.iter().find(|a| a.flag == "client-model") {
+        return format!("client: --client-model {} (as given)", axis.spec);
+    }
+    let model = *file
+        .client
+        .client_model
+        .get_or_insert(crate::spec::workload::ClientModel::Ideal);
+    match model {
+        crate::spec::workload::ClientModel::Ideal => {
+            "client: ideal (requests are sent at no cost; --client-model real emulates \
+             bench_serving's send loop)"
+                .to_string()
+        }
+        crate::spec::workload::ClientModel::Real => {
+            "client: real (bench_serving's send loop, from the scenario file)".to_string()
+        }
+    }
+}

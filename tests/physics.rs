@@ -1,0 +1,244 @@
+//! Physics laws every step-cost backend must obey, checked on every bundled model at every TP
+//! that fits (issue 12): a newer GPU is never slower at the same batch shape (A100 → H100 →
+//! H200 → B200), a step never gets cheaper with more batch or more context, and more
+//! bandwidth or FLOPs never makes a step slower. The cost is built through
+//! `servesim::simulation::step_cost`, the constructor `run` uses, so any backend it returns is
+//! covered.
+use servesim::cost::{BatchShape, StepCost};
+use servesim::simulation::{step_cost, Scenario};
+use servesim::spec::bundled::model_names;
+use servesim::spec::server::ServerFlags;
+use servesim::spec::workload::{ClientFlags, ScenarioFile};
+
+/// GPUs ordered from slowest to fastest: each must price every shape no higher than the one
+/// before it.
+const LADDER: [&str; 4] = [
+    "a100-sxm4-80gb",
+    "h100-sxm5-80gb",
+    "h200-sxm-141gb",
+    "b200-sxm-180gb",
+];
+
+const TPS: [u64; 4] = [1, 2, 4, 8];
+
+/// The scenario of `model` at `tp` on `hw`, or `None` when the weights do not fit.
+fn scenario(hw: &str, model: &str, tp: u64) -> Option<Scenario> {
+    let flags = ServerFlags {
+        tp: Some(tp),
+        ..Default::default()
+    };
+    Scenario::resolve(
+        &ScenarioFile::default(),
+        Some(hw),
+        Some(model),
+        &flags,
+        &ClientFlags::default(),
+    )
+    .ok()
+}
+
+fn decode(bs: u64, ctx: u64, graph: bool) -> BatchShape {
+    BatchShape {
+        decode_reqs: bs,
+        decode_ctx_sum: bs * ctx,
+        graph_bs: graph.then_some(bs),
+        ..Default::default()
+    }
+}
+
+fn prefill(reqs: u64, extend: u64, prefix: u64) -> BatchShape {
+    let mut s = BatchShape::default();
+    for _ in 0..reqs {
+        s.add_prefill(extend, prefix, None);
+    }
+    s
+}
+
+/// Decode (graph and eager), prefill and mixed shapes, small to large.
+fn shapes() -> Vec<(String, BatchShape)> {
+    let mut v = Vec::new();
+    for bs in [1, 8, 64, 256] {
+        for ctx in [128, 4096] {
+            for graph in [true, false] {
+                v.push((
+                    format!("decode bs {bs} ctx {ctx} graph {graph}"),
+                    decode(bs, ctx, graph),
+                ));
+            }
+        }
+    }
+    for (reqs, extend, prefix) in [(1, 16, 0), (1, 1024, 0), (4, 2048, 1024), (1, 8192, 0)] {
+        v.push((
+            format!("prefill {reqs}×{extend} over {prefix}"),
+            prefill(reqs, extend, prefix),
+        ));
+    }
+    let mut mixed = decode(32, 2048, false);
+    mixed.add_prefill(512, 0, None);
+    v.push(("mixed 32 decode + 512 prefill".into(), mixed));
+    v
+}
+
+fn time_ns(cost: &dyn StepCost, s: &BatchShape) -> f64 {
+    let t = cost.step_time(s).total_ns;
+    assert!(t.is_finite() && t > 0.0, "step time {t} for {s:?}");
+    t
+}
+
+/// Relative slack for floating-point noise only.
+const EPS: f64 = 1e-9;
+
+#[test]
+fn a_newer_gpu_is_never_slower_at_the_same_shape() {
+    let shapes = shapes();
+    let mut compared = 0;
+    for model in model_names() {
+        for tp in TPS {
+            let costs: Vec<Option<Box<dyn StepCost>>> = LADDER
+                .iter()
+                .map(|hw| scenario(hw, model, tp).map(|sc| step_cost(&sc).unwrap()))
+                .collect();
+            for i in 0..LADDER.len() {
+                for j in i + 1..LADDER.len() {
+                    let (Some(slow), Some(fast)) = (&costs[i], &costs[j]) else {
+                        continue;
+                    };
+                    for (name, s) in &shapes {
+                        let (a, b) = (time_ns(slow.as_ref(), s), time_ns(fast.as_ref(), s));
+                        assert!(
+                            b <= a * (1.0 + EPS),
+                            "{model} tp {tp}, {name}: {} {b:.0} ns > {} {a:.0} ns",
+                            LADDER[j],
+                            LADDER[i]
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Every model fits somewhere on the ladder; most at several TPs.
+    assert!(compared > 1000, "only {compared} comparisons");
+}
+
+/// Every bundled model at every TP that fits on `hw`.
+fn costs_on(hw: &str) -> Vec<(String, Scenario)> {
+    let mut v = Vec::new();
+    for model in model_names() {
+        for tp in TPS {
+            if let Some(sc) = scenario(hw, model, tp) {
+                v.push((format!("{model} tp {tp} on {hw}"), sc));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn more_batch_or_context_never_makes_a_step_cheaper() {
+    for hw in LADDER.iter().chain(&["h20-96gb", "ascend-a3"]) {
+        for (what, sc) in costs_on(hw) {
+            let cost = step_cost(&sc).unwrap();
+            let t = |s: &BatchShape| time_ns(cost.as_ref(), s);
+            for graph in [true, false] {
+                for ctx in [1, 512, 4096, 32768] {
+                    let mut prev = 0.0;
+                    for bs in [1, 2, 3, 8, 16, 33, 64, 128, 256, 512] {
+                        let now = t(&decode(bs, ctx, graph));
+                        assert!(
+                            now >= prev * (1.0 - EPS),
+                            "{what}: decode bs {bs} ctx {ctx} graph {graph}: {now:.0} < {prev:.0}"
+                        );
+                        prev = now;
+                    }
+                }
+                for bs in [1, 16, 256] {
+                    let mut prev = 0.0;
+                    for ctx in [1, 64, 1000, 4096, 32768, 131072] {
+                        let now = t(&decode(bs, ctx, graph));
+                        assert!(
+                            now >= prev * (1.0 - EPS),
+                            "{what}: decode bs {bs} graph {graph} ctx {ctx}: {now:.0} < {prev:.0}"
+                        );
+                        prev = now;
+                    }
+                }
+            }
+            for prefix in [0, 4096] {
+                let mut prev = 0.0;
+                for extend in [1, 7, 64, 500, 2048, 8192, 16384, 65536] {
+                    let now = t(&prefill(1, extend, prefix));
+                    assert!(
+                        now >= prev * (1.0 - EPS),
+                        "{what}: prefill {extend} over {prefix}: {now:.0} < {prev:.0}"
+                    );
+                    prev = now;
+                }
+            }
+            let mut prev = 0.0;
+            for prefix in [0, 100, 4096, 65536] {
+                let now = t(&prefill(2, 1024, prefix));
+                assert!(
+                    now >= prev * (1.0 - EPS),
+                    "{what}: prefill 2×1024 over {prefix}: {now:.0} < {prev:.0}"
+                );
+                prev = now;
+            }
+        }
+    }
+}
+
+#[test]
+fn more_bandwidth_or_flops_is_never_slower() {
+    type Scale = fn(&mut Scenario);
+    let scalings: [(&str, Scale); 4] = [
+        ("×2 FLOP/s", |sc| {
+            let p = &mut sc.hardware.peaks;
+            p.bf16_flops_per_s *= 2.0;
+            p.fp8_flops_per_s = p.fp8_flops_per_s.map(|v| v * 2.0);
+            p.int8_ops_per_s = p.int8_ops_per_s.map(|v| v * 2.0);
+        }),
+        ("×2 HBM bandwidth", |sc| {
+            sc.hardware.memory.bandwidth_bytes_per_s *= 2.0
+        }),
+        ("×2 link bandwidth", |sc| {
+            sc.hardware.link.bandwidth_bytes_per_s *= 2.0
+        }),
+        ("×1.5 everything", |sc| {
+            sc.hardware.peaks.bf16_flops_per_s *= 1.5;
+            sc.hardware.memory.bandwidth_bytes_per_s *= 1.5;
+            sc.hardware.link.bandwidth_bytes_per_s *= 1.5;
+        }),
+    ];
+    let shapes = shapes();
+    for hw in LADDER.iter().chain(&["h20-96gb", "ascend-a3"]) {
+        for (what, sc) in costs_on(hw) {
+            let base = step_cost(&sc).unwrap();
+            for (how, scale) in &scalings {
+                let mut faster = sc.clone();
+                scale(&mut faster);
+                let fast = step_cost(&faster).unwrap();
+                for (name, s) in &shapes {
+                    let (a, b) = (time_ns(base.as_ref(), s), time_ns(fast.as_ref(), s));
+                    assert!(
+                        b <= a * (1.0 + EPS),
+                        "{what} {how}, {name}: {b:.0} ns > {a:.0} ns"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The issue's example: qwen3-32b at TP 8 must be faster on H200 (same compute, 4.8 vs 3.35
+/// TB/s HBM) than on H100; it was slower while the H200 profile was fitted on a B200 run.
+#[test]
+fn h200_beats_h100_on_qwen3_32b_tp8() {
+    let h100 = step_cost(&scenario("h100-sxm5-80gb", "qwen3-32b", 8).unwrap()).unwrap();
+    let h200 = step_cost(&scenario("h200-sxm-141gb", "qwen3-32b", 8).unwrap()).unwrap();
+    for bs in [1, 16, 128] {
+        let s = decode(bs, 3500, true);
+        let (a, b) = (time_ns(h100.as_ref(), &s), time_ns(h200.as_ref(), &s));
+        assert!(b < a, "bs {bs}: h200 {b:.0} ns ≥ h100 {a:.0} ns");
+    }
+}
