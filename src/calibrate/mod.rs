@@ -1,13 +1,16 @@
 //! Calibration: fit a hardware profile's efficiency and overhead constants to recorded runs
-//! (`servesim calibrate`), report in-sample and cross-validated error, and write the fitted
-//! profile with a provenance comment on every fitted field.
+//! (`servesim calibrate`), or several profiles jointly on the union of their runs (shared
+//! constants one value for all, per-hardware constants one per profile), report in-sample and
+//! cross-validated error, and write each fitted profile with a provenance comment on every
+//! fitted field.
 //!
 //! Pieces: [`runs`] (the manifest entries replayed once, simulated in parallel with candidate
 //! constants, memoised), [`params`] (names, bounds and coordinates of the constants),
 //! [`loss`] (the stated loss), [`optimize`] (deterministic bounded Levenberg–Marquardt plus a
 //! pattern-search polish), [`fit`] (one fit, predictions), [`identify`] (the sensitivity
-//! screen that picks the default parameters), [`crossval`] (leave-one-out and leave-one-model-out, and the JSON
-//! the README reads), [`yaml_edit`] (line edits that keep the rest of the profile intact).
+//! screen that picks the default parameters), [`crossval`] (leave-one-out, leave-one-model-out
+//! and leave-one-hardware-out, and the JSON the README reads), [`yaml_edit`] (line edits that
+//! keep the rest of the profile intact).
 pub mod crossval;
 pub mod fit;
 pub mod identify;
@@ -16,6 +19,7 @@ pub mod optimize;
 pub mod params;
 pub mod report;
 pub mod runs;
+pub mod values;
 pub mod yaml_edit;
 
 use crate::error::{Error, Result};

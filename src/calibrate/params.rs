@@ -2,17 +2,21 @@
 //! `step_cpu_ns`, ...), where each lives in the profile (and in its YAML), its bounds, and the
 //! coordinate the optimiser moves.
 //!
+//! Every constant carries physical bounds (the reason is written beside each), a prior centred
+//! on its datasheet / initial-judgement value, and a default sharing for joint fits of several
+//! profiles: per hardware for what the accelerator decides (efficiencies, device-side floors),
+//! shared for what the host CPU, the SGLang version or the bench client decides (scheduler and
+//! HTTP overheads); `--params name@hw|@shared` overrides it.
+//!
 //! Every constant is optimised in a transformed coordinate `x` so that steps are relative and
-//! bounds are boxes: an efficiency or ratio `v` uses `x = ln v` (so `v` stays positive; the upper
-//! bound 1 keeps an efficiency in (0, 1]); an overhead uses `x = ln(1 + v / scale)` so that 0 is
+//! bounds are boxes: an efficiency or ratio `v` uses `x = ln v` (so `v` stays positive); an
+//! overhead uses `x = ln(1 + v / scale)` so that 0 is
 //! reachable (`x = 0`) and steps are relative once `v ≫ scale`. Candidate values are rounded to
 //! [`SIG_DIGITS`] significant digits before they are evaluated, so the value written to the YAML
 //! is exactly the value the fit evaluated.
+pub use super::values::{format_value, round_sig, SIG_DIGITS};
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
-
-/// Significant digits of every fitted value.
-pub const SIG_DIGITS: i32 = 4;
 
 /// Which top-level section of the profile holds a constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -522,63 +526,32 @@ pub fn parse_list_of(list: &str, profiles: &[HardwareProfile]) -> Result<Vec<Par
     Ok(out)
 }
 
-/// `v` rounded to `digits` significant digits (0 and non-finite values unchanged).
-pub fn round_sig(v: f64, digits: i32) -> f64 {
-    if v == 0.0 || !v.is_finite() {
-        return v;
-    }
-    let e = v.abs().log10().floor() as i32;
-    let p = digits - 1 - e;
-    // Scale by an exact power of ten in the direction that keeps the division exact-ish, and
-    // parse back through the shortest decimal so the result prints as at most `digits` digits.
-    let s = if p >= 0 {
-        format!("{:.*}", p as usize, v)
-    } else {
-        let f = 10f64.powi(-p);
-        format!("{}", (v / f).round() * f)
-    };
-    s.parse().unwrap_or(v)
-}
-
-/// The value as written to a profile: plain decimal below 1e5, `m.mmme<exp>` from 1e5.
-pub fn format_value(v: f64) -> String {
-    if v.abs() >= 1e5 && v.is_finite() {
-        let e = v.abs().log10().floor() as i32;
-        let m = v / 10f64.powi(e);
-        let text = format!("{}e{e}", round_sig(m, SIG_DIGITS));
-        let text = if text.contains('.') {
-            text
-        } else {
-            text.replacen('e', ".0e", 1)
-        };
-        if text.parse::<f64>().ok() == Some(v) {
-            return text;
-        }
-    }
-    let text = format!("{v}");
-    if text.contains('.') || text.contains('e') || !v.is_finite() {
-        text
-    } else {
-        format!("{text}.0")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn rounding_and_formatting_round_trip() {
-        assert_eq!(round_sig(0.123456, 4), 0.1235);
-        assert_eq!(round_sig(2_134_567.0, 4), 2_135_000.0);
-        assert_eq!(round_sig(1.0, 4), 1.0);
-        assert_eq!(format_value(2_135_000.0), "2.135e6");
-        assert_eq!(format_value(0.1235), "0.1235");
-        assert_eq!(format_value(64.0), "64.0");
-        assert_eq!(format_value(3.0e6), "3.0e6");
-        for v in [0.85, 2.5e6, 30e3, 12.34, 1e-4] {
-            let f = format_value(round_sig(v, 4));
-            assert_eq!(f.parse::<f64>().unwrap(), round_sig(v, 4), "{f}");
+    fn sharing_suffixes_and_bounds() {
+        let h = crate::spec::bundled::load_hardware("a100-sxm4-80gb").unwrap();
+        let ps = parse_list_of(
+            "memory,step_cpu_ns,gemm@shared,client_send_ns@hw",
+            std::slice::from_ref(&h),
+        )
+        .unwrap();
+        let sharing: Vec<Sharing> = ps.iter().map(|p| p.sharing).collect();
+        use Sharing::*;
+        assert_eq!(sharing, [PerHardware, Shared, Shared, PerHardware]);
+        assert_eq!(ps[2].sharing_why, "as --params asks");
+        assert!(parse_list_of("memory@everywhere", std::slice::from_ref(&h)).is_err());
+        assert!(parse_list_of("attention.fa3.decode", std::slice::from_ref(&h)).is_err());
+        // Every prior lies inside its bounds, and every bound has a reason.
+        for p in all_params(&h) {
+            assert!(p.lo <= p.prior && p.prior <= p.hi, "{}", p.name);
+            assert!(!p.bounds_why.is_empty() && !p.sharing_why.is_empty());
         }
+        let c = Param::parse("collective", &[h]).unwrap();
+        assert_eq!(c.at_bound(0.3), Some(AtBound::Lower));
+        assert_eq!(c.at_bound(0.5), None);
+        assert!(c.bound_note(0.95).unwrap().contains("at upper bound 0.95"));
     }
 }

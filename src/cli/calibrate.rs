@@ -291,8 +291,7 @@ fn report(
     }
     let mut rows = Vec::new();
     // Per profile (joint fits), then all: the per-kind error rows of the runs.
-    let mut cols: Vec<Vec<Vec<Errs>>> =
-        vec![vec![Vec::new(); shown.len()]; cal.bases.len()];
+    let mut cols: Vec<Vec<Vec<Errs>>> = vec![vec![Vec::new(); shown.len()]; cal.bases.len()];
     for (k, &r) in full.runs.iter().enumerate() {
         let run = &cal.set.runs[r];
         let per_kind: Vec<[Option<f64>; 3]> = shown
