@@ -351,11 +351,12 @@ impl Param {
         v.clamp(self.lo, self.hi)
     }
 
-    /// Which bound the value sits at (within 0.1% in the optimiser's coordinate), if any.
+    /// Which bound the value sits at (within 0.1% in the optimiser's coordinate), if any. A
+    /// lower bound of 0 (an overhead that may vanish) is a value like any other, not a limit.
     pub fn at_bound(&self, v: f64) -> Option<AtBound> {
         let (lo, hi) = self.x_bounds();
         let x = self.to_x(v);
-        if x <= lo + 1e-3 {
+        if x <= lo + 1e-3 && self.lo > 0.0 {
             Some(AtBound::Lower)
         } else if x >= hi - 1e-3 {
             Some(AtBound::Upper)
@@ -549,9 +550,11 @@ mod tests {
             assert!(p.lo <= p.prior && p.prior <= p.hi, "{}", p.name);
             assert!(!p.bounds_why.is_empty() && !p.sharing_why.is_empty());
         }
-        let c = Param::parse("collective", &[h]).unwrap();
+        let c = Param::parse("collective", std::slice::from_ref(&h)).unwrap();
         assert_eq!(c.at_bound(0.3), Some(AtBound::Lower));
         assert_eq!(c.at_bound(0.5), None);
+        let floor = Param::parse("moe_layer_ns", std::slice::from_ref(&h)).unwrap();
+        assert_eq!(floor.at_bound(0.0), None, "no floor at all is allowed");
         assert!(c.bound_note(0.95).unwrap().contains("at upper bound 0.95"));
     }
 }

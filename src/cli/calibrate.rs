@@ -373,5 +373,10 @@ fn report(
     out.push_str(
         "\nerr = (simulated − real) / real; in = in-sample; LOMO = fitted without that model's runs; LOO = fitted without that run; LOHO = fitted without that hardware's runs (its per-hardware constants at their priors)\n",
     );
+    if cv.is_some() && kinds.contains(&FoldKind::Hardware) && cal.joint() {
+        out.push_str(
+            "LOHO resets only the constants this fit fits; every other constant of the held-out profile keeps its value in the profile given (start from datasheet profiles for a LOHO free of earlier fits)\n",
+        );
+    }
     out
 }
