@@ -185,6 +185,19 @@ fn joint_fit_recovers_shared_and_per_hardware_constants() {
         worst > 4.0,
         "one shared memory efficiency fits both: {wrong:?}"
     );
+    // It pushes the per-step cost to its physical floor, stops there and says so.
+    let wrong_spec = spec("memory@shared,graph_step_ns@shared", &b);
+    for (s, v) in wrong.slots.iter().zip(&wrong.fitted) {
+        let p = &wrong_spec.params[s.param];
+        assert!(p.lo <= *v && *v <= p.hi, "{} = {v}", p.name);
+    }
+    let notes = wrong.at_bounds(&wrong_spec.params);
+    assert!(
+        notes
+            .iter()
+            .any(|(n, w)| n == "graph_step_ns@shared" && w.contains("a mechanism is missing")),
+        "{notes:?}"
+    );
 }
 
 #[test]

@@ -72,11 +72,6 @@ impl FitResult {
             .filter_map(|((s, n), &v)| params[s.param].bound_note(v).map(|w| (n.clone(), w)))
             .collect()
     }
-
-    /// The fitted value of parameter `param` on profile `hw` (its slot's value, shared or not).
-    pub fn value(&self, params: &[Param], param: usize, hw: usize) -> f64 {
-        params[param].get(&self.profiles[hw])
-    }
 }
 
 /// The slots of `params` for `profiles` when `trained[h]` says whether profile `h` has
@@ -129,15 +124,6 @@ pub fn with_slots(
         }
     }
     out
-}
-
-/// `base` with every parameter set to the value of its coordinate (a fit of one profile).
-pub fn with_coordinates(base: &HardwareProfile, params: &[Param], x: &[f64]) -> HardwareProfile {
-    let mut h = base.clone();
-    for (p, &xi) in params.iter().zip(x) {
-        p.set(&mut h, p.from_x(xi));
-    }
-    h
 }
 
 /// The scored values of `runs` under `profile`, in order.
