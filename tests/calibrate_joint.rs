@@ -334,3 +334,42 @@ fn crossval_files_without_loho_still_read() {
     let file = CrossvalFile::load(&root.join("validation/crossval.json")).unwrap();
     assert!(!file.fits.is_empty());
 }
+
+#[test]
+fn cli_rejects_bad_joint_requests_in_one_line() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
+            .current_dir(&root)
+            .arg("calibrate")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let both = [
+        "--profile",
+        "a100-sxm4-80gb,h100-sxm5-80gb",
+        "--runs",
+        "003-01,001",
+    ];
+    let e = run(&[&both[..], &["--params", "memory@everywhere"]].concat());
+    assert!(e.contains("@everywhere") && e.contains("@shared"), "{e}");
+    let e = run(&[&both[..], &["--params", "memory", "--out", "x.yaml"]].concat());
+    assert!(e.contains("--out-dir"), "{e}");
+    let e = run(&["--profile", "a100-sxm4-80gb,a100-sxm4-80gb"]);
+    assert!(e.contains("listed twice"), "{e}");
+    // A profile no selected run uses cannot be fitted jointly.
+    let e = run(&["--profile", "a100-sxm4-80gb,h20-96gb", "--params", "memory"]);
+    assert!(
+        e.contains("h20-96gb") && e.contains("joint fit needs runs"),
+        "{e}"
+    );
+    let e = run(&[
+        &both[..],
+        &["--params", "memory", "--cross-validate", "--folds", "lopo"],
+    ]
+    .concat());
+    assert!(e.contains("lopo"), "{e}");
+}

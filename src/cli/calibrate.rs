@@ -30,7 +30,8 @@ pub struct CalibrateArgs {
     pub profile: String,
     /// Runs to fit on: comma-separated manifest ids, `*` patterns or `a..b` ranges, `!PATTERN`
     /// to exclude (`003-*,000`, `*,!002`); default: the entries whose hardware is one of the
-    /// profiles.
+    /// profiles. With one profile, the selected runs are replayed on it whatever hardware the
+    /// manifest names; with several, only entries whose hardware is one of them are selected.
     #[arg(long)]
     pub runs: Option<String>,
     /// Constants to fit (`gemm,memory,attention.flashinfer.decode,step_cpu_ns`), each
