@@ -15,6 +15,7 @@ use crate::calibrate::params::{format_value, AtBound, Sharing};
 use crate::calibrate::runs::Metric;
 use crate::calibrate::{fit_date, id_ranges, Calibration, Request};
 use crate::error::{Error, Result};
+use crate::spec::model::WeightFormat;
 use crate::validate::manifest::Manifest;
 use crate::validate::render::{fmt_err, Style, Table};
 use std::path::PathBuf;
@@ -328,6 +329,27 @@ fn report(
     let all: Vec<Vec<Errs>> = (0..shown.len())
         .map(|k| cols.iter().flat_map(|c| c[k].iter().copied()).collect())
         .collect();
+    // MXFP4-expert runs (gpt-oss on pre-Hopper GPUs) are reported apart when mixed with others.
+    let mxfp4: Vec<bool> = full
+        .runs
+        .iter()
+        .map(|&r| cal.set.runs[r].replay.scenario.server.weight_format == WeightFormat::Mxfp4)
+        .collect();
+    let split = |keep: bool| -> Vec<Vec<Errs>> {
+        let mut seen = vec![0usize; cal.bases.len()];
+        let mut out: Vec<Vec<Errs>> = vec![Vec::new(); shown.len()];
+        for (k, &r) in full.runs.iter().enumerate() {
+            let h = cal.set.runs[r].hw;
+            if mxfp4[k] == keep {
+                for (o, c) in out.iter_mut().zip(&cols[h]) {
+                    o.push(c[seen[h]]);
+                }
+            }
+            seen[h] += 1;
+        }
+        out
+    };
+    let (plain, apart) = (split(false), split(true));
     let mut groups: Vec<(String, &Vec<Vec<Errs>>)> = Vec::new();
     if cal.joint() {
         for (h, c) in cols.iter().enumerate() {
@@ -335,6 +357,10 @@ fn report(
         }
     }
     groups.push((String::new(), &all));
+    if mxfp4.iter().any(|&m| m) && !mxfp4.iter().all(|&m| m) {
+        groups.push(("without MXFP4 runs".into(), &plain));
+        groups.push(("MXFP4 runs only".into(), &apart));
+    }
     for (label, f) in [
         (
             "median |err|",
@@ -344,12 +370,11 @@ fn report(
     ] {
         for (group, c) in &groups {
             let mut line = vec![label.to_string(), String::new()];
-            if cal.joint() {
-                line.push(if group.is_empty() {
-                    "all".into()
-                } else {
-                    group.clone()
-                });
+            match (cal.joint(), group.is_empty()) {
+                (true, true) => line.push("all".into()),
+                (true, false) => line.push(group.clone()),
+                (false, false) => line[1] = group.clone(),
+                (false, true) => {}
             }
             let stats: Vec<[Option<f64>; 3]> = c.iter().map(|c| f(c)).collect();
             for m in 0..3 {
