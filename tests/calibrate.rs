@@ -29,12 +29,18 @@ const WORKLOADS: &[&str] = &[
 
 /// Runs whose "real" values are simulated with `truth`.
 fn synthetic_runs(truth: &HardwareProfile) -> RunSet {
-    let runs = WORKLOADS
+    RunSet::new(runs_on("a100-sxm4-80gb", 0, truth, WORKLOADS))
+}
+
+/// Runs of `workloads` on bundled `hardware` (index `hw` of a joint fit), whose "real" values
+/// are simulated with `truth`.
+fn runs_on(hardware: &str, hw: usize, truth: &HardwareProfile, workloads: &[&str]) -> Vec<FitRun> {
+    workloads
         .iter()
         .enumerate()
         .map(|(i, client)| {
             let yaml = format!(
-                "hardware: a100-sxm4-80gb\nmodel: qwen3-8b\nserver: {{tp: 1}}\nclient: {client}\n"
+                "hardware: {hardware}\nmodel: qwen3-8b\nserver: {{tp: 1}}\nclient: {client}\n"
             );
             let file: ScenarioFile = serde_norway::from_str(&yaml).unwrap();
             let sc = Scenario::resolve(&file, None, None, &Default::default(), &Default::default())
@@ -43,7 +49,7 @@ fn synthetic_runs(truth: &HardwareProfile) -> RunSet {
             real_sc.hardware = truth.clone();
             let m = run(&real_sc).unwrap().metrics;
             FitRun {
-                id: format!("syn-{i}"),
+                id: format!("syn-{hw}-{i}"),
                 model: "qwen3-8b".into(),
                 replay: Replay {
                     scenario: sc,
@@ -53,10 +59,10 @@ fn synthetic_runs(truth: &HardwareProfile) -> RunSet {
                 },
                 real: [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
                 itl: false,
+                hw,
             }
         })
-        .collect();
-    RunSet::new(runs)
+        .collect()
 }
 
 fn a100() -> HardwareProfile {
@@ -157,8 +163,18 @@ fn fitted_constants_stay_in_bounds() {
             p.hi
         );
     }
-    assert_eq!(f.fitted[0], 1.0, "memory efficiency capped at 1");
-    f.profile.validate("fitted").unwrap();
+    assert_eq!(
+        f.fitted[0], 0.95,
+        "memory efficiency capped at its physical bound"
+    );
+    let notes = f.at_bounds(&params);
+    assert!(
+        notes.iter().any(|(n, w)| n == "memory"
+            && w.contains("at upper bound 0.95")
+            && w.contains("a mechanism is missing")),
+        "{notes:?}"
+    );
+    f.profile().validate("fitted").unwrap();
     // Every coordinate, however extreme, maps into the bounds.
     for p in all_params(&start) {
         for x in [-1e6, -50.0, 0.0, 50.0, 1e6] {
@@ -195,7 +211,7 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     )
     .unwrap();
     let full = cal.fit(&|_, _, _| {});
-    let text = cal.fitted_yaml(&full, "2025-01-02").unwrap();
+    let text = cal.fitted_yaml(&full, 0, "2025-01-02").unwrap();
     let fitted_keys = [
         "  memory:",
         "  moe_layer_ns:",
@@ -215,7 +231,7 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     }
     // Every other line is the original, in order.
     let kept: Vec<&str> = text.lines().filter(|l| !is_fitted(l)).collect();
-    let original: Vec<&str> = cal.text.lines().filter(|l| !is_fitted(l)).collect();
+    let original: Vec<&str> = cal.texts[0].lines().filter(|l| !is_fitted(l)).collect();
     assert_eq!(kept, original);
     let back: HardwareProfile = serde_norway::from_str(&text).unwrap();
     assert_eq!(back.efficiency.memory, full.fitted[0]);
@@ -223,7 +239,7 @@ fn written_profile_carries_provenance_and_keeps_everything_else() {
     assert_eq!(back.efficiency.attention["triton"].decode, full.fitted[2]);
     // The bundled profile holds datasheet defaults: the summary is this fit's alone.
     let c = back.calibration.unwrap();
-    let earlier = cal.base.calibration.clone().unwrap();
+    let earlier = cal.bases[0].calibration.clone().unwrap();
     assert_eq!(earlier, "datasheet defaults; not fitted");
     assert!(
         c.starts_with("fitted 2025-01-02") && c.ends_with("keeps its datasheet default"),

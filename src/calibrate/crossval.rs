@@ -1,10 +1,12 @@
-//! Out-of-sample error: leave-one-out (fit on every run but one, predict it) and
+//! Out-of-sample error: leave-one-out (fit on every run but one, predict it),
 //! leave-one-model-out (fit on the runs of every model but one, predict that model's runs; only
-//! when the runs cover at least two models). Every fold starts from the same profile as the
-//! in-sample fit, never from its result, so no fold sees the run it predicts. The results are
-//! written to a JSON file (`validation/crossval.json`, one entry per profile) that the
-//! README's accuracy section reads.
-use super::fit::{fit, predict, Errors, FitResult, FitSpec};
+//! when the runs cover at least two models) and, for a joint fit, leave-one-hardware-out (fit
+//! on the other profiles' runs, predict this profile's runs with the shared constants fitted
+//! on the others and this profile's per-hardware constants at their priors; see
+//! [`super::fit`]). Every fold starts from the same profiles as the in-sample fit, never from
+//! its result, so no fold sees the run it predicts. The results are written to a JSON file
+//! (`validation/crossval.json`, one entry per fit) that the README's accuracy section reads.
+use super::fit::{fit_joint, predict_joint, Errors, FitResult, FitSpec};
 use super::runs::RunSet;
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
@@ -51,6 +53,13 @@ pub struct RunCv {
     pub leave_one_out: Option<MetricErrors>,
     /// Predicted by the fit on the other models' runs (absent with a single model).
     pub leave_one_model_out: Option<MetricErrors>,
+    /// The run's hardware profile (joint fits only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<String>,
+    /// Predicted by the fit on the other profiles' runs, with this profile's per-hardware
+    /// constants at their priors (joint fits only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leave_one_hardware_out: Option<MetricErrors>,
 }
 
 /// Cross-validation of one fit (one profile on one set of runs).
@@ -64,9 +73,16 @@ pub struct ProfileCv {
     pub loss: String,
     /// Date of the fit.
     pub date: String,
-    /// Fitted values by parameter name (the in-sample fit).
+    /// Fitted values by parameter name (the in-sample fit; `name@profile` or `name@shared`
+    /// in a joint fit).
     pub fitted: BTreeMap<String, f64>,
     pub runs: Vec<RunCv>,
+    /// The profiles of a joint fit (empty for a fit of one profile).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<String>,
+    /// Constants that ended at a physical bound, with what that means.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub at_bound: BTreeMap<String, String>,
 }
 
 impl ProfileCv {
@@ -133,75 +149,137 @@ impl CrossvalFile {
 /// Progress of a cross-validation: (fit index, fits in all, iteration, iterations at most, loss).
 pub type CvProgress<'a> = dyn Fn(usize, usize, usize, usize, f64) + Sync + 'a;
 
+/// A kind of cross-validation fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldKind {
+    /// Leave one run out.
+    Run,
+    /// Leave one model's runs out.
+    Model,
+    /// Leave one hardware profile's runs out.
+    Hardware,
+}
+
+impl FoldKind {
+    /// Parses `--folds` (`loo,lomo,loho`).
+    pub fn parse_list(list: &str) -> Result<Vec<FoldKind>> {
+        let mut out = Vec::new();
+        for k in list.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            let kind = match k {
+                "loo" => FoldKind::Run,
+                "lomo" => FoldKind::Model,
+                "loho" => FoldKind::Hardware,
+                other => {
+                    return Err(Error::invalid(
+                        "--folds",
+                        "folds",
+                        format!("unknown fold kind `{other}`; use loo, lomo, loho"),
+                    ))
+                }
+            };
+            if !out.contains(&kind) {
+                out.push(kind);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The held-out groups of one kind, as indices into the run set: one per run, one per model
+/// (only with two models or more) or one per hardware profile (only with two or more), each
+/// group in `runs` order. A fold trains on `runs` minus its group ([`train_runs`]).
+pub fn groups(set: &RunSet, runs: &[usize], kind: FoldKind) -> Vec<Vec<usize>> {
+    let key = |r: usize| -> String {
+        match kind {
+            FoldKind::Run => set.runs[r].id.clone(),
+            FoldKind::Model => set.runs[r].model.clone(),
+            FoldKind::Hardware => set.runs[r].hw.to_string(),
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for &r in runs {
+        let k = key(r);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    if keys.len() < 2 {
+        return Vec::new();
+    }
+    keys.iter()
+        .map(|k| runs.iter().copied().filter(|&r| key(r) == *k).collect())
+        .collect()
+}
+
 /// The held-out groups: one per run (leave-one-out) and, with two or more models, one per
 /// model (leave-one-model-out), as indices into `runs`.
 pub fn folds(set: &RunSet, runs: &[usize]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
-    let loo = if runs.len() > 1 {
-        runs.iter().map(|&r| vec![r]).collect()
-    } else {
-        Vec::new()
-    };
-    let mut models: Vec<&str> = Vec::new();
-    for &r in runs {
-        if !models.contains(&set.runs[r].model.as_str()) {
-            models.push(&set.runs[r].model);
-        }
-    }
-    let lomo = if models.len() > 1 {
-        models
-            .iter()
-            .map(|m| {
-                runs.iter()
-                    .copied()
-                    .filter(|&r| set.runs[r].model == *m)
-                    .collect()
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    (loo, lomo)
+    (
+        groups(set, runs, FoldKind::Run),
+        groups(set, runs, FoldKind::Model),
+    )
+}
+
+/// The runs a fold trains on: `runs` without the held-out ones.
+pub fn train_runs(runs: &[usize], held: &[usize]) -> Vec<usize> {
+    runs.iter().copied().filter(|r| !held.contains(r)).collect()
 }
 
 /// Predictions for each held-out group: fit on `runs` minus the group, predict the group.
-/// Returns the errors of every run of `runs` that some fold held out.
+/// Returns the errors of every run of `runs` that some fold held out, and each fold's fit.
 pub fn held_out_errors(
     set: &RunSet,
-    base: &HardwareProfile,
+    bases: &[HardwareProfile],
     spec: &FitSpec,
     runs: &[usize],
     groups: &[Vec<usize>],
     on_fold: &(dyn Fn(usize, usize, usize, f64) + Sync),
-) -> BTreeMap<usize, Errors> {
+) -> (BTreeMap<usize, Errors>, Vec<FitResult>) {
     let mut out = BTreeMap::new();
+    let mut fits = Vec::new();
     for (g, held) in groups.iter().enumerate() {
-        let train: Vec<usize> = runs.iter().copied().filter(|r| !held.contains(r)).collect();
-        let f: FitResult = fit(set, base, spec, &train, &|i, n, l| on_fold(g, i, n, l));
-        for (&r, e) in held.iter().zip(predict(set, &f.profile, held)) {
+        let train = train_runs(runs, held);
+        let f: FitResult = fit_joint(set, bases, spec, &train, &|i, n, l| on_fold(g, i, n, l));
+        for (&r, e) in held.iter().zip(predict_joint(set, &f.profiles, held)) {
             out.insert(r, e);
         }
+        fits.push(f);
     }
-    out
+    (out, fits)
 }
 
-/// The cross-validation record of `full` (the in-sample fit on `runs`).
+/// The cross-validation record of `full` (the in-sample fit on `runs`), with the folds of
+/// `kinds` (those that apply: see [`groups`]).
 pub fn cross_validate(
     set: &RunSet,
-    base: &HardwareProfile,
+    bases: &[HardwareProfile],
     spec: &FitSpec,
     full: &FitResult,
+    kinds: &[FoldKind],
     date: &str,
     progress: &CvProgress<'_>,
 ) -> ProfileCv {
     let runs = &full.runs;
-    let (loo, lomo) = folds(set, runs);
-    let total = 1 + loo.len() + lomo.len();
-    let loo_err = held_out_errors(set, base, spec, runs, &loo, &|g, i, n, l| {
-        progress(1 + g, total, i, n, l)
-    });
-    let lomo_err = held_out_errors(set, base, spec, runs, &lomo, &|g, i, n, l| {
-        progress(1 + loo.len() + g, total, i, n, l)
-    });
+    let all: Vec<(FoldKind, Vec<Vec<usize>>)> =
+        kinds.iter().map(|&k| (k, groups(set, runs, k))).collect();
+    let total = 1 + all.iter().map(|(_, g)| g.len()).sum::<usize>();
+    let mut done = 1;
+    let mut errs: BTreeMap<(usize, usize), Errors> = BTreeMap::new();
+    for (k, (_, gs)) in all.iter().enumerate() {
+        let base = done;
+        let (e, _) = held_out_errors(set, bases, spec, runs, gs, &|g, i, n, l| {
+            progress(base + g, total, i, n, l)
+        });
+        done += gs.len();
+        errs.extend(e.into_iter().map(|(r, e)| ((k, r), e)));
+    }
+    let of = |kind: FoldKind, r: usize| {
+        all.iter()
+            .position(|(k, _)| *k == kind)
+            .and_then(|k| errs.get(&(k, r)))
+            .map(MetricErrors::from_errors)
+    };
+    let joint = bases.len() > 1;
     let rows = runs
         .iter()
         .zip(&full.errors)
@@ -216,13 +294,20 @@ pub fn cross_validate(
                     .unwrap_or_default(),
                 approx_lengths: run.approx_lengths(),
                 in_sample: MetricErrors::from_errors(e),
-                leave_one_out: loo_err.get(&r).map(MetricErrors::from_errors),
-                leave_one_model_out: lomo_err.get(&r).map(MetricErrors::from_errors),
+                leave_one_out: of(FoldKind::Run, r),
+                leave_one_model_out: of(FoldKind::Model, r),
+                hardware: joint.then(|| bases[run.hw].name.clone()),
+                leave_one_hardware_out: of(FoldKind::Hardware, r),
             }
         })
         .collect();
+    let names: Vec<String> = bases.iter().map(|b| b.name.clone()).collect();
     ProfileCv {
-        profile: base.name.clone(),
+        profile: if joint {
+            format!("joint: {}", names.join(" + "))
+        } else {
+            names[0].clone()
+        },
         runs_label: super::id_ranges(set, runs),
         loss: spec.loss.describe(),
         date: date.to_string(),
@@ -233,5 +318,7 @@ pub fn cross_validate(
             .zip(full.fitted.iter().copied())
             .collect(),
         runs: rows,
+        profiles: if joint { names } else { Vec::new() },
+        at_bound: full.at_bounds(&spec.params).into_iter().collect(),
     }
 }

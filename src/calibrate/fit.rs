@@ -1,8 +1,15 @@
-//! One fit: the chosen constants of a profile moved to minimise the [`LossSpec`] over a subset
-//! of a [`RunSet`]; plus predictions with a given profile.
+//! One fit: the chosen constants of one or several profiles moved together to minimise the
+//! [`LossSpec`] over a subset of a [`RunSet`]; plus predictions with given profiles.
+//!
+//! A fit of several profiles (a joint fit) has one optimiser coordinate per *slot*: a shared
+//! constant is one slot applied to every profile that has it; a per-hardware constant is one
+//! slot per profile that has training runs. A profile without training runs (the held-out
+//! hardware of a leave-one-hardware-out fold) gets the shared slots' values and its
+//! per-hardware constants at their priors (the datasheet / initial values, never a fitted
+//! value), so its runs are predicted from nothing measured on it.
 use super::loss::{run_errors, LossSpec};
 use super::optimize::{minimize, Options, Progress};
-use super::params::Param;
+use super::params::{Param, Sharing};
 use super::runs::{RunSet, Values};
 use crate::spec::hardware::HardwareProfile;
 
@@ -17,12 +24,24 @@ pub struct FitSpec {
     pub options: Options,
 }
 
+/// One optimiser coordinate: a parameter, on one profile or shared by all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Index into `FitSpec::params`.
+    pub param: usize,
+    /// The profile (index into the fit's profiles), or `None` for a shared value.
+    pub hw: Option<usize>,
+}
+
 /// The result of one fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitResult {
-    /// The starting profile with the fitted values set.
-    pub profile: HardwareProfile,
-    /// Parameter names, starting and fitted values, in `FitSpec::params` order.
+    /// The starting profiles with the fitted values set (one per profile of the fit).
+    pub profiles: Vec<HardwareProfile>,
+    /// The coordinates fitted.
+    pub slots: Vec<Slot>,
+    /// Slot names (`memory` in a fit of one profile; `memory@a100-sxm4-80gb` or
+    /// `step_cpu_ns@shared` in a joint fit), starting and fitted values, in slot order.
     pub names: Vec<String>,
     pub start: Vec<f64>,
     pub fitted: Vec<f64>,
@@ -38,13 +57,73 @@ pub struct FitResult {
     pub evaluations: usize,
 }
 
-/// `base` with every parameter set to the value of its coordinate.
-pub fn with_coordinates(base: &HardwareProfile, params: &[Param], x: &[f64]) -> HardwareProfile {
-    let mut h = base.clone();
-    for (p, &xi) in params.iter().zip(x) {
-        p.set(&mut h, p.from_x(xi));
+impl FitResult {
+    /// The fitted profile of a fit of one profile.
+    pub fn profile(&self) -> &HardwareProfile {
+        &self.profiles[0]
     }
-    h
+
+    /// `(name, note)` of every slot that ended at a bound.
+    pub fn at_bounds(&self, params: &[Param]) -> Vec<(String, String)> {
+        self.slots
+            .iter()
+            .zip(&self.names)
+            .zip(&self.fitted)
+            .filter_map(|((s, n), &v)| params[s.param].bound_note(v).map(|w| (n.clone(), w)))
+            .collect()
+    }
+}
+
+/// The slots of `params` for `profiles` when `trained[h]` says whether profile `h` has
+/// training runs.
+pub fn slots(params: &[Param], profiles: &[HardwareProfile], trained: &[bool]) -> Vec<Slot> {
+    let mut out = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        let on: Vec<usize> = (0..profiles.len())
+            .filter(|&h| trained[h] && p.applies_to(&profiles[h]))
+            .collect();
+        match p.sharing {
+            Sharing::Shared if !on.is_empty() => out.push(Slot { param: i, hw: None }),
+            Sharing::Shared => {}
+            Sharing::PerHardware => out.extend(on.into_iter().map(|h| Slot {
+                param: i,
+                hw: Some(h),
+            })),
+        }
+    }
+    out
+}
+
+/// The slot's name as reports and JSON show it.
+pub fn slot_name(params: &[Param], profiles: &[HardwareProfile], s: Slot) -> String {
+    let p = &params[s.param];
+    match (profiles.len(), s.hw) {
+        (1, _) => p.name.clone(),
+        (_, Some(h)) => format!("{}@{}", p.name, profiles[h].name),
+        (_, None) => format!("{}@shared", p.name),
+    }
+}
+
+/// `profiles` with every slot set to the value of its coordinate.
+pub fn with_slots(
+    profiles: &[HardwareProfile],
+    params: &[Param],
+    slots: &[Slot],
+    x: &[f64],
+) -> Vec<HardwareProfile> {
+    let mut out = profiles.to_vec();
+    for (s, &xi) in slots.iter().zip(x) {
+        let p = &params[s.param];
+        let v = p.from_x(xi);
+        match s.hw {
+            Some(h) => p.set(&mut out[h], v),
+            None => out
+                .iter_mut()
+                .filter(|h| p.applies_to(h))
+                .for_each(|h| p.set(h, v)),
+        }
+    }
+    out
 }
 
 /// The scored values of `runs` under `profile`, in order.
@@ -56,14 +135,21 @@ pub fn simulate(set: &RunSet, profile: &HardwareProfile, runs: &[usize]) -> Vec<
 
 /// Signed % errors of `runs` under `profile`, in order.
 pub fn predict(set: &RunSet, profile: &HardwareProfile, runs: &[usize]) -> Vec<Errors> {
-    simulate(set, profile, runs)
+    predict_joint(set, std::slice::from_ref(profile), runs)
+}
+
+/// Signed % errors of `runs`, each under the profile of its hardware, in order.
+pub fn predict_joint(set: &RunSet, profiles: &[HardwareProfile], runs: &[usize]) -> Vec<Errors> {
+    set.evaluate_joint(&[profiles.to_vec()], runs)
+        .pop()
+        .unwrap_or_default()
         .into_iter()
         .zip(runs)
         .map(|(v, &r)| run_errors(&set.runs[r], v))
         .collect()
 }
 
-/// Fits `spec.params` of `base` on `runs` of `set`.
+/// Fits `spec.params` of `base` on `runs` of `set` (a fit of one profile).
 pub fn fit(
     set: &RunSet,
     base: &HardwareProfile,
@@ -71,23 +157,78 @@ pub fn fit(
     runs: &[usize],
     progress: &Progress<'_>,
 ) -> FitResult {
+    fit_joint(set, std::slice::from_ref(base), spec, runs, progress)
+}
+
+/// The starting value of a slot: the profile's value (the mean coordinate over the profiles
+/// that have it, for a shared slot), clamped into the bounds.
+fn start_x(p: &Param, profiles: &[HardwareProfile], s: Slot) -> f64 {
+    let x = |h: &HardwareProfile| p.to_x(p.clamp(p.get(h)));
+    match s.hw {
+        Some(h) => x(&profiles[h]),
+        None => {
+            let xs: Vec<f64> = profiles.iter().filter(|h| p.applies_to(h)).map(x).collect();
+            xs.iter().sum::<f64>() / xs.len().max(1) as f64
+        }
+    }
+}
+
+/// Fits `spec.params` of `bases` (one profile per hardware of the run set) on `runs`.
+pub fn fit_joint(
+    set: &RunSet,
+    bases: &[HardwareProfile],
+    spec: &FitSpec,
+    runs: &[usize],
+    progress: &Progress<'_>,
+) -> FitResult {
     let params = &spec.params;
-    let start: Vec<f64> = params.iter().map(|p| p.get(base)).collect();
-    let x0: Vec<f64> = params.iter().zip(&start).map(|(p, &v)| p.to_x(v)).collect();
-    let (lo, hi): (Vec<f64>, Vec<f64>) = params.iter().map(Param::x_bounds).unzip();
-    let sd: Vec<f64> = params.iter().map(|p| p.prior_sd).collect();
+    let trained: Vec<bool> = (0..bases.len())
+        .map(|h| runs.iter().any(|&r| set.runs[r].hw == h))
+        .collect();
+    // Profiles without training runs: per-hardware constants at their priors.
+    let mut bases = bases.to_vec();
+    for (base, _) in bases.iter_mut().zip(&trained).filter(|(_, t)| !**t) {
+        for p in params.iter().filter(|p| p.sharing == Sharing::PerHardware) {
+            if p.applies_to(base) {
+                p.set(base, p.from_x(p.to_x(p.clamp(p.prior))));
+            }
+        }
+    }
+    let slots = slots(params, &bases, &trained);
+    let x0: Vec<f64> = slots
+        .iter()
+        .map(|&s| start_x(&params[s.param], &bases, s))
+        .collect();
+    let start: Vec<f64> = slots
+        .iter()
+        .zip(&x0)
+        .map(|(s, &x)| {
+            let p = &params[s.param];
+            s.hw.map_or_else(|| p.from_x(x), |h| p.get(&bases[h]))
+        })
+        .collect();
+    let centre: Vec<f64> = slots
+        .iter()
+        .map(|s| {
+            let p = &params[s.param];
+            p.to_x(p.clamp(p.prior))
+        })
+        .collect();
+    let bounds: Vec<(f64, f64)> = slots.iter().map(|s| params[s.param].x_bounds()).collect();
+    let (lo, hi): (Vec<f64>, Vec<f64>) = bounds.into_iter().unzip();
+    let sd: Vec<f64> = slots.iter().map(|s| params[s.param].prior_sd).collect();
     let fit_runs: Vec<&_> = runs.iter().map(|&r| &set.runs[r]).collect();
     let residuals = |pts: &[Vec<f64>]| -> Vec<Vec<f64>> {
-        let profiles: Vec<HardwareProfile> = pts
+        let candidates: Vec<Vec<HardwareProfile>> = pts
             .iter()
-            .map(|x| with_coordinates(base, params, x))
+            .map(|x| with_slots(&bases, params, &slots, x))
             .collect();
-        set.evaluate(&profiles, runs)
+        set.evaluate_joint(&candidates, runs)
             .iter()
             .zip(pts)
             .map(|(sims, x)| {
                 let mut r = spec.loss.residuals(&fit_runs, sims);
-                r.extend(spec.loss.prior_residuals(x, &x0, &sd));
+                r.extend(spec.loss.prior_residuals(x, &centre, &sd));
                 r
             })
             .collect()
@@ -97,12 +238,20 @@ pub fn fit(
         .map(|v| v * v)
         .sum();
     let out = minimize(&x0, &lo, &hi, &residuals, &spec.options, progress);
-    let profile = with_coordinates(base, params, &out.x);
-    let fitted = params.iter().map(|p| p.get(&profile)).collect();
-    let errors = predict(set, &profile, runs);
+    let profiles = with_slots(&bases, params, &slots, &out.x);
+    let fitted = slots
+        .iter()
+        .zip(&out.x)
+        .map(|(s, &x)| params[s.param].from_x(x))
+        .collect();
+    let errors = predict_joint(set, &profiles, runs);
     FitResult {
-        names: params.iter().map(|p| p.name.clone()).collect(),
-        profile,
+        names: slots
+            .iter()
+            .map(|&s| slot_name(params, &profiles, s))
+            .collect(),
+        profiles,
+        slots,
         start,
         fitted,
         loss_start,

@@ -9,7 +9,7 @@
 //! [`COLLINEAR`] of its own is left out (the runs cannot tell it from those taken), and at most
 //! half as many constants as the runs have scored values are taken.
 use super::loss::LossSpec;
-use super::params::{all_params, Param, Section};
+use super::params::{all_params_of, Param, Section};
 use super::runs::RunSet;
 use crate::spec::hardware::HardwareProfile;
 
@@ -31,25 +31,28 @@ pub struct Sensitivity {
     pub column: Vec<f64>,
 }
 
-/// The effect of each of `candidates` on `runs` at `base`.
+/// The effect of each of `candidates` on `runs` at `bases` (one profile per hardware of the
+/// run set; a constant is moved on every profile that has it).
 pub fn sensitivities(
     set: &RunSet,
-    base: &HardwareProfile,
+    bases: &[HardwareProfile],
     candidates: &[Param],
     runs: &[usize],
     loss: &LossSpec,
 ) -> Vec<Sensitivity> {
     let step = std::f64::consts::LN_2;
-    let mut profiles = vec![base.clone()];
+    let mut profiles = vec![bases.to_vec()];
     for p in candidates {
         let (lo, hi) = p.x_bounds();
-        let x = p.to_x(p.get(base));
-        let moved = if x + step <= hi { x + step } else { x - step };
-        let mut h = base.clone();
-        p.set(&mut h, p.from_x(moved.clamp(lo, hi)));
-        profiles.push(h);
+        let mut moved_all = bases.to_vec();
+        for h in moved_all.iter_mut().filter(|h| p.applies_to(h)) {
+            let x = p.to_x(p.get(h));
+            let moved = if x + step <= hi { x + step } else { x - step };
+            p.set(h, p.from_x(moved.clamp(lo, hi)));
+        }
+        profiles.push(moved_all);
     }
-    let sims = set.evaluate(&profiles, runs);
+    let sims = set.evaluate_joint(&profiles, runs);
     let run_refs: Vec<_> = runs.iter().map(|&r| &set.runs[r]).collect();
     let weights = loss.weight_matrix(&run_refs);
     candidates
@@ -166,17 +169,17 @@ pub fn select(sens: &[Sensitivity], runs: usize) -> (Vec<Param>, Vec<(String, St
     )
 }
 
-/// The default constants for `runs` (see the module documentation).
+/// The default constants for `runs` (see the module documentation), for a fit of `bases`.
 pub fn default_params(
     set: &RunSet,
-    base: &HardwareProfile,
+    bases: &[HardwareProfile],
     runs: &[usize],
     loss: &LossSpec,
 ) -> (Vec<Param>, Vec<(String, String)>) {
-    let (memory, candidates): (Vec<Param>, Vec<Param>) = all_params(base)
+    let (memory, candidates): (Vec<Param>, Vec<Param>) = all_params_of(bases)
         .into_iter()
         .partition(|p| p.section == Section::Memory);
-    let sens = sensitivities(set, base, &candidates, runs, loss);
+    let sens = sensitivities(set, bases, &candidates, runs, loss);
     let (chosen, mut dropped) = select(&sens, runs.len());
     // Memory constants size the KV pool: their effect on retraction-bound runs is a step
     // function that a fit over-uses (on seed 003, fitting runtime_reserved_gib lowered the

@@ -1,13 +1,16 @@
 //! Calibration: fit a hardware profile's efficiency and overhead constants to recorded runs
-//! (`servesim calibrate`), report in-sample and cross-validated error, and write the fitted
-//! profile with a provenance comment on every fitted field.
+//! (`servesim calibrate`), or several profiles jointly on the union of their runs (shared
+//! constants one value for all, per-hardware constants one per profile), report in-sample and
+//! cross-validated error, and write each fitted profile with a provenance comment on every
+//! fitted field.
 //!
 //! Pieces: [`runs`] (the manifest entries replayed once, simulated in parallel with candidate
 //! constants, memoised), [`params`] (names, bounds and coordinates of the constants),
 //! [`loss`] (the stated loss), [`optimize`] (deterministic bounded Levenberg–Marquardt plus a
 //! pattern-search polish), [`fit`] (one fit, predictions), [`identify`] (the sensitivity
-//! screen that picks the default parameters), [`crossval`] (leave-one-out and leave-one-model-out, and the JSON
-//! the README reads), [`yaml_edit`] (line edits that keep the rest of the profile intact).
+//! screen that picks the default parameters), [`crossval`] (leave-one-out, leave-one-model-out
+//! and leave-one-hardware-out, and the JSON the README reads), [`yaml_edit`] (line edits that
+//! keep the rest of the profile intact).
 pub mod crossval;
 pub mod fit;
 pub mod identify;
@@ -16,6 +19,7 @@ pub mod optimize;
 pub mod params;
 pub mod report;
 pub mod runs;
+pub mod values;
 pub mod yaml_edit;
 
 use crate::error::{Error, Result};
@@ -27,61 +31,113 @@ use fit::{FitResult, FitSpec};
 use identify::{sensitivities, IDENTIFY_THRESHOLD};
 use loss::{median_abs, LossSpec};
 use optimize::{Options, Progress};
-use params::{format_value, parse_list, Param};
+use params::{format_value, parse_list_of, Param};
 use runs::RunSet;
 use std::path::Path;
 
 /// What `servesim calibrate` was asked to do.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// A bundled profile name or a profile YAML path.
+    /// Bundled profile names or profile YAML paths, comma-separated; several make a joint fit.
     pub profile: String,
-    /// `--runs`: comma-separated ids or `*` patterns; default: the runs on this hardware.
+    /// `--runs`: comma-separated ids or `*` patterns; default: the runs on these profiles.
     pub runs: Option<String>,
-    /// `--params`: comma-separated names; default: every identifiable constant.
+    /// `--params`: comma-separated names, each optionally `@hw` or `@shared`; default: every
+    /// identifiable constant, with its default sharing.
     pub params: Option<String>,
     pub loss: LossSpec,
     pub options: Options,
 }
 
-/// A prepared calibration: the profile (text and parsed), the runs, what to fit.
+/// A prepared calibration: the profiles (text and parsed), the runs, what to fit.
 pub struct Calibration {
-    /// The profile's YAML text as given (bundled or read from the file).
-    pub text: String,
-    pub base: HardwareProfile,
+    /// Each profile as given on the command line (a bundled name or a path).
+    pub args: Vec<String>,
+    /// Each profile's YAML text as given (bundled or read from the file).
+    pub texts: Vec<String>,
+    pub bases: Vec<HardwareProfile>,
     pub set: RunSet,
     /// Indices of the runs to fit on (all of `set`).
     pub runs: Vec<usize>,
     pub spec: FitSpec,
     /// Constants left out of the default set, with the reason.
     pub dropped: Vec<(String, String)>,
+    /// Starting values outside a constant's physical bounds, clamped (one line each).
+    pub clamped: Vec<String>,
     /// The manifest's path, as given (for provenance).
     pub manifest: String,
 }
 
 impl Calibration {
-    /// Loads the profile and the runs and decides the parameters.
+    /// Loads the profiles and the runs and decides the parameters.
     pub fn prepare(manifest: &Manifest, req: &Request) -> Result<Calibration> {
-        let text = match hardware_yaml(&req.profile) {
-            Some(t) => t.to_string(),
-            None => read_text(Path::new(&req.profile))?,
-        };
-        let base: HardwareProfile = from_yaml_str(&text, Path::new(&req.profile))?;
-        base.validate(&req.profile)?;
-        let set = RunSet::load(manifest, &req.profile, &base.name, req.runs.as_deref())?;
+        let args: Vec<String> = req
+            .profile
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        if args.is_empty() {
+            return Err(Error::invalid("--profile", "profile", "no profile given"));
+        }
+        let mut texts = Vec::new();
+        let mut bases: Vec<HardwareProfile> = Vec::new();
+        for arg in &args {
+            let text = match hardware_yaml(arg) {
+                Some(t) => t.to_string(),
+                None => read_text(Path::new(arg))?,
+            };
+            let base: HardwareProfile = from_yaml_str(&text, Path::new(arg))?;
+            base.validate(arg)?;
+            if bases.iter().any(|b| b.name == base.name) {
+                return Err(Error::invalid(
+                    "--profile",
+                    arg,
+                    format!("profile `{}` is listed twice", base.name),
+                ));
+            }
+            texts.push(text);
+            bases.push(base);
+        }
+        let pairs: Vec<(String, String)> = args
+            .iter()
+            .cloned()
+            .zip(bases.iter().map(|b| b.name.clone()))
+            .collect();
+        let set = RunSet::load_many(manifest, &pairs, req.runs.as_deref())?;
         let runs: Vec<usize> = (0..set.runs.len()).collect();
         let (params, dropped) = match &req.params {
-            Some(list) => (parse_list(list, &base)?, Vec::new()),
-            None => identify::default_params(&set, &base, &runs, &req.loss),
+            Some(list) => (parse_list_of(list, &bases)?, Vec::new()),
+            None => identify::default_params(&set, &bases, &runs, &req.loss),
         };
         if params.is_empty() {
             return Err(Error::Msg(
                 "no constant of the profile moves any selected run; nothing to fit".into(),
             ));
         }
+        let mut clamped = Vec::new();
+        for p in &params {
+            for b in bases.iter().filter(|b| p.applies_to(b)) {
+                let v = p.get(b);
+                if p.clamp(v) != v {
+                    clamped.push(format!(
+                        "{} of {} starts at {}, outside its physical bounds [{}, {}] ({}): the fit starts from {}",
+                        p.name,
+                        b.name,
+                        format_value(v),
+                        format_value(p.lo),
+                        format_value(p.hi),
+                        p.bounds_why,
+                        format_value(p.clamp(v))
+                    ));
+                }
+            }
+        }
         Ok(Calibration {
-            text,
-            base,
+            args,
+            texts,
+            bases,
             set,
             runs,
             spec: FitSpec {
@@ -90,48 +146,101 @@ impl Calibration {
                 options: req.options.clone(),
             },
             dropped,
+            clamped,
             manifest: manifest.path.display().to_string(),
         })
     }
 
-    /// The in-sample fit on every selected run.
-    pub fn fit(&self, progress: &Progress<'_>) -> FitResult {
-        fit::fit(&self.set, &self.base, &self.spec, &self.runs, progress)
+    /// True for a fit of several profiles together.
+    pub fn joint(&self) -> bool {
+        self.bases.len() > 1
     }
 
-    /// The fitted profile's YAML: the original text with each fitted field rewritten and a
-    /// provenance comment on it, and the `calibration:` field summarising the fit.
-    pub fn fitted_yaml(&self, full: &FitResult, date: &str) -> Result<String> {
+    /// The profiles' names, comma-separated.
+    pub fn names(&self) -> String {
+        self.bases
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The in-sample fit on every selected run.
+    pub fn fit(&self, progress: &Progress<'_>) -> FitResult {
+        fit::fit_joint(&self.set, &self.bases, &self.spec, &self.runs, progress)
+    }
+
+    /// The fitted YAML of profile `hw`: its original text with each fitted field rewritten and
+    /// a provenance comment on it, and the `calibration:` field summarising the fit.
+    pub fn fitted_yaml(&self, full: &FitResult, hw: usize, date: &str) -> Result<String> {
         let ids = |rs: &[usize]| id_ranges(&self.set, rs);
         let all = ids(&full.runs);
         let loss = self.spec.loss.short();
+        let params = &self.spec.params;
         let sens = sensitivities(
             &self.set,
-            &full.profile,
-            &self.spec.params,
+            &full.profiles,
+            params,
             &full.runs,
             &self.spec.loss,
         );
+        let on_hw: Vec<usize> = (0..full.runs.len())
+            .filter(|&k| self.set.runs[full.runs[k]].hw == hw)
+            .collect();
+        let others: Vec<&str> = (0..self.bases.len())
+            .filter(|&h| h != hw)
+            .map(|h| self.bases[h].name.as_str())
+            .collect();
         let mut edits = Vec::new();
-        for ((p, s), &v) in self.spec.params.iter().zip(&sens).zip(&full.fitted) {
-            let moved: Vec<usize> = (0..full.runs.len())
-                .filter(|&k| s.per_run[k] >= IDENTIFY_THRESHOLD)
-                .collect();
-            let shown = if moved.is_empty() {
+        let mut written: Vec<&Param> = Vec::new();
+        for (i, slot) in full.slots.iter().enumerate() {
+            let p = &params[slot.param];
+            let shared = slot.hw.is_none();
+            if slot.hw.is_some_and(|h| h != hw) || !p.applies_to(&self.bases[hw]) {
+                continue;
+            }
+            let v = full.fitted[i];
+            // Runs this value acts on: every run for a shared value, this profile's otherwise.
+            let scope: Vec<usize> = if shared {
                 (0..full.runs.len()).collect()
             } else {
-                moved.clone()
+                on_hw.clone()
             };
+            let s = &sens[slot.param];
+            let moved: Vec<usize> = scope
+                .iter()
+                .copied()
+                .filter(|&k| s.per_run[k] >= IDENTIFY_THRESHOLD)
+                .collect();
+            let shown = if moved.is_empty() { &scope } else { &moved };
             let errs: Vec<_> = shown.iter().map(|&k| full.errors[k]).collect();
             let moved_ids: Vec<usize> = moved.iter().map(|&k| full.runs[k]).collect();
-            let start = full.start[edits.len()];
+            let how = if !self.joint() {
+                format!("on {} runs {all} of {}", full.runs.len(), self.manifest)
+            } else if shared {
+                format!(
+                    "jointly on {} runs {all} of {}, one value shared with {} ({})",
+                    full.runs.len(),
+                    self.manifest,
+                    others.join(", "),
+                    p.sharing_why
+                )
+            } else {
+                let own: Vec<usize> = on_hw.iter().map(|&k| full.runs[k]).collect();
+                format!(
+                    "jointly with {} on {} runs {all} of {}, per hardware: this profile's runs {}",
+                    others.join(", "),
+                    full.runs.len(),
+                    self.manifest,
+                    ids(&own)
+                )
+            };
             let comment = format!(
-                "fitted {date} by servesim calibrate on {} runs {all} of {}, loss {loss}; moves {}; in-sample median |err| there: {}; was {}",
-                full.runs.len(),
-                self.manifest,
+                "fitted {date} by servesim calibrate {how}, loss {loss}; moves {}; in-sample median |err| there: {}; was {}{}",
                 if moved.is_empty() { "no scored metric by 1% at the fitted values".to_string() } else { ids(&moved_ids) },
                 summary(&median_abs(&errs)),
-                format_value(start),
+                format_value(p.get(&self.bases[hw])),
+                p.bound_note(v).map_or(String::new(), |n| format!("; {n}")),
             );
             let mut path = vec![p.section.key().to_string()];
             path.extend(p.yaml_path());
@@ -140,22 +249,31 @@ impl Calibration {
                 value: format_value(v),
                 comment,
             });
+            written.push(p);
         }
         // A profile fitted in stages (e.g. shared constants first, then a weight format's)
         // keeps the earlier stages' summary.
-        let earlier = self
-            .base
+        let earlier = self.bases[hw]
             .calibration
             .as_deref()
             .filter(|c| c.starts_with("fitted"));
+        let own_errors: Vec<_> = on_hw.iter().map(|&k| full.errors[k]).collect();
         let this = format!(
-            "fitted {date} by `servesim calibrate` on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}; {}",
+            "fitted {date} by `servesim calibrate` {}on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}{}; {}",
+            if self.joint() { format!("jointly with {} ", others.join(", ")) } else { String::new() },
             full.runs.len(),
             self.manifest,
-            full.names.len(),
-            full.names.join(", "),
+            written.len(),
+            full.slots
+                .iter()
+                .zip(&full.names)
+                .filter(|(s, _)| s.hw.map_or(params[s.param].applies_to(&self.bases[hw]), |h| h == hw))
+                .map(|(s, n)| if self.joint() && s.hw.is_some() { params[s.param].name.clone() } else { n.clone() })
+                .collect::<Vec<_>>()
+                .join(", "),
             self.spec.loss.describe(),
-            summary(&median_abs(&full.errors)),
+            summary(&median_abs(&own_errors)),
+            if self.joint() { format!(" on this profile's runs, {} on all", summary(&median_abs(&full.errors))) } else { String::new() },
             if earlier.is_some() {
                 "every other constant keeps its value from the stage before"
             } else {
@@ -166,14 +284,28 @@ impl Calibration {
             Some(e) => format!("{e} || then {this}"),
             None => this,
         };
-        let out = yaml_edit::apply(&self.text, &edits, Some(&calibration))?;
-        check_written(&out, &self.spec.params, &full.profile)?;
+        let out = yaml_edit::apply(&self.texts[hw], &edits, Some(&calibration))?;
+        check_written(&out, &written, &full.profiles[hw])?;
         Ok(out)
+    }
+
+    /// The file name a profile's fitted YAML gets in `--out-dir`: the given file's name, or
+    /// `<name>.yaml` for a bundled profile.
+    pub fn file_name(&self, hw: usize) -> String {
+        let arg = &self.args[hw];
+        if hardware_yaml(arg).is_some() {
+            format!("{}.yaml", self.bases[hw].name)
+        } else {
+            Path::new(arg).file_name().map_or_else(
+                || format!("{}.yaml", self.bases[hw].name),
+                |f| f.to_string_lossy().into_owned(),
+            )
+        }
     }
 }
 
 /// Errors that the written text does not parse back to exactly the fitted values.
-fn check_written(text: &str, params: &[Param], fitted: &HardwareProfile) -> Result<()> {
+fn check_written(text: &str, params: &[&Param], fitted: &HardwareProfile) -> Result<()> {
     let back: HardwareProfile = from_yaml_str(text, Path::new("<fitted profile>"))?;
     back.validate("<fitted profile>")?;
     for p in params {

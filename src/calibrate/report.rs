@@ -1,7 +1,8 @@
 //! The cross-validation part of the README's accuracy section: per fitted run, the in-sample,
-//! leave-one-model-out and leave-one-out errors side by side, and their medians per profile
-//! (with the MXFP4-expert runs also summarised apart, since their behaviour on pre-Hopper GPUs
-//! is outside what the cost model covers). Built from a committed [`CrossvalFile`]; when the
+//! leave-one-model-out, leave-one-out and (when some fit is joint) leave-one-hardware-out
+//! errors side by side, and their medians per fit (with the MXFP4-expert runs also summarised
+//! apart, since their behaviour on pre-Hopper GPUs is outside what the cost model covers, and
+//! a joint fit's runs also per hardware). Built from a committed [`CrossvalFile`]; when the
 //! file's in-sample errors no longer match `servesim validate`'s, the section says it is stale.
 use super::crossval::{CrossvalFile, RunCv};
 use super::loss::{max_abs, median_abs};
@@ -15,37 +16,56 @@ pub const CROSSVAL_COMMAND: &str =
 
 type Errs = [Option<f64>; 3];
 
-fn kinds(r: &RunCv) -> [Errs; 3] {
-    [
-        r.in_sample.as_array(),
-        r.leave_one_model_out.map_or([None; 3], |e| e.as_array()),
-        r.leave_one_out.map_or([None; 3], |e| e.as_array()),
-    ]
+/// The error kinds shown: in-sample, LOMO, LOO, and LOHO when some run has it.
+fn kind_names(file: &CrossvalFile) -> &'static [&'static str] {
+    const ALL: [&str; 4] = ["in-sample", "LOMO", "LOO", "LOHO"];
+    let loho = file
+        .fits
+        .iter()
+        .any(|f| f.runs.iter().any(|r| r.leave_one_hardware_out.is_some()));
+    if loho {
+        &ALL
+    } else {
+        &ALL[..3]
+    }
 }
 
-const KIND_NAMES: [&str; 3] = ["in-sample", "LOMO", "LOO"];
+fn kinds(r: &RunCv, n: usize) -> Vec<Errs> {
+    let e = |m: &Option<super::crossval::MetricErrors>| m.map_or([None; 3], |e| e.as_array());
+    let mut out = vec![
+        r.in_sample.as_array(),
+        e(&r.leave_one_model_out),
+        e(&r.leave_one_out),
+        e(&r.leave_one_hardware_out),
+    ];
+    out.truncate(n);
+    out
+}
+
 const METRICS: [&str; 3] = ["out tok/s", "med TPOT/ITL", "mean TTFT"];
 
-fn header(first: &[&str]) -> (Vec<String>, Vec<bool>) {
+fn header(first: &[&str], names: &[&str]) -> (Vec<String>, Vec<bool>) {
     let mut h: Vec<String> = first.iter().map(|s| s.to_string()).collect();
     for m in METRICS {
-        for k in KIND_NAMES {
+        for k in names {
             h.push(format!("{m} {k}"));
         }
     }
     let mut right = vec![false; first.len()];
-    right.extend([true; 9]);
+    right.extend(vec![true; 3 * names.len()]);
     (h, right)
 }
 
 /// One row per fitted run.
 fn runs_table(file: &CrossvalFile) -> Table {
-    let (header, right) = header(&["profile", "id", "model"]);
+    let names = kind_names(file);
+    let (header, right) = header(&["profile", "id", "model"], names);
     let mut rows = Vec::new();
     for p in &file.fits {
         for r in &p.runs {
-            let k = kinds(r);
-            let mut row = vec![p.profile.clone(), r.id.clone(), r.model.clone()];
+            let k = kinds(r, names.len());
+            let profile = r.hardware.clone().unwrap_or_else(|| p.profile.clone());
+            let mut row = vec![profile, r.id.clone(), r.model.clone()];
             for m in 0..3 {
                 for e in &k {
                     row.push(fmt_err(e[m]));
@@ -63,7 +83,8 @@ fn runs_table(file: &CrossvalFile) -> Table {
 
 /// Median |error| per group, and the worst leave-one-model-out throughput error.
 fn summary_table(file: &CrossvalFile) -> Table {
-    let (mut header, mut right) = header(&["group", "runs"]);
+    let names = kind_names(file);
+    let (mut header, mut right) = header(&["group", "runs"], names);
     header.push("max |err| out tok/s LOMO".into());
     right.push(true);
     right[1] = true;
@@ -84,9 +105,19 @@ fn summary_table(file: &CrossvalFile) -> Table {
                 all.iter().copied().filter(mxfp4).collect(),
             ));
         }
+        for hw in &p.profiles {
+            let on: Vec<&RunCv> = all
+                .iter()
+                .copied()
+                .filter(|r| r.hardware.as_ref() == Some(hw) && !mxfp4(r))
+                .collect();
+            if !on.is_empty() {
+                groups.push((format!("{name}: {hw} runs without MXFP4"), on));
+            }
+        }
         for (label, rs) in groups {
-            let per_kind: Vec<Vec<Errs>> = (0..3)
-                .map(|k| rs.iter().map(|r| kinds(r)[k]).collect())
+            let per_kind: Vec<Vec<Errs>> = (0..names.len())
+                .map(|k| rs.iter().map(|r| kinds(r, names.len())[k]).collect())
                 .collect();
             let med: Vec<Errs> = per_kind.iter().map(|v| median_abs(v)).collect();
             let mut row = vec![label, rs.len().to_string()];
@@ -153,6 +184,13 @@ pub fn crossval_markdown(file: &CrossvalFile, v: &Validation) -> String {
          only on the *other models'* runs of the same profile; **LOO** (leave-one-out) with constants fitted on every run \
          but that one. A profile whose runs cover one model has no LOMO column. ",
     );
+    if kind_names(file).len() == 4 {
+        out.push_str(
+            "**LOHO** (leave-one-hardware-out, joint fits) predicts each run with the shared constants fitted only on the \
+             *other hardware's* runs and this hardware's own constants at their priors (datasheet values): the error to \
+             expect on hardware nobody has measured. ",
+        );
+    }
     out.push_str(&format!(
         "Written by `{CROSSVAL_COMMAND}` into `validation/crossval.json`; loss and date per profile are in that file.\n\n"
     ));

@@ -54,6 +54,8 @@ pub struct FitRun {
     pub real: Values,
     /// True when the log prints no TPOT and median ITL is scored instead.
     pub itl: bool,
+    /// Index of the run's hardware profile among the profiles of the fit (0 for a fit of one).
+    pub hw: usize,
 }
 
 impl FitRun {
@@ -72,18 +74,27 @@ fn real_values(m: &Metrics) -> (Values, bool) {
     ([m.output_throughput, tpot, m.mean_ttft_ms], itl)
 }
 
-/// True when `id` matches one comma-separated pattern of `filter`: an id, a glob where `*`
-/// matches any run of characters (`003-*`), or an inclusive range of ids compared as strings
-/// (`003-00..003-15`).
+/// True when `id` matches one comma-separated pattern of `filter` and no `!` pattern: an id,
+/// a glob where `*` matches any run of characters (`003-*`), or an inclusive range of ids
+/// compared as strings (`003-00..003-15`); `!PATTERN` excludes (`*,!002,!003-16..003-23`). A
+/// filter of exclusions only selects every id they do not exclude.
 pub fn matches_filter(id: &str, filter: &str) -> bool {
-    filter
+    let one = |p: &str| match p.split_once("..") {
+        Some((a, b)) => a <= id && id <= b,
+        None => glob(p.as_bytes(), id.as_bytes()),
+    };
+    let pats: Vec<&str> = filter
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
-        .any(|p| match p.split_once("..") {
-            Some((a, b)) => a <= id && id <= b,
-            None => glob(p.as_bytes(), id.as_bytes()),
-        })
+        .collect();
+    let (excl, incl): (Vec<&str>, Vec<&str>) = pats.iter().partition(|p| p.starts_with('!'));
+    let included = if incl.is_empty() {
+        !excl.is_empty()
+    } else {
+        incl.iter().any(|p| one(p))
+    };
+    included && !excl.iter().any(|p| one(&p[1..]))
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
@@ -114,20 +125,39 @@ impl RunSet {
         profile_name: &str,
         filter: Option<&str>,
     ) -> Result<RunSet> {
+        Self::load_many(
+            manifest,
+            &[(profile_arg.to_string(), profile_name.to_string())],
+            filter,
+        )
+    }
+
+    /// The manifest entries of a joint fit of `profiles` ((argument, name) pairs): with one
+    /// profile as [`RunSet::load`]; with several, the entries whose hardware is one of their
+    /// names (and whose id matches `filter`, when given), each replayed with its own profile.
+    /// Every profile of a joint fit must have a run.
+    pub fn load_many(
+        manifest: &Manifest,
+        profiles: &[(String, String)],
+        filter: Option<&str>,
+    ) -> Result<RunSet> {
+        let single = profiles.len() == 1;
         let mut logs: BTreeMap<String, ParsedLog> = BTreeMap::new();
-        let ov = Overrides {
-            hardware: Some(profile_arg.to_string()),
-            ..Overrides::default()
-        };
         let mut runs = Vec::new();
         for e in &manifest.entries {
-            let chosen = match filter {
-                Some(f) => matches_filter(&e.id, f),
-                None => e.hardware.value == profile_name,
+            let on = profiles
+                .iter()
+                .position(|(_, name)| *name == e.hardware.value);
+            let hw = match (filter, on) {
+                (Some(f), _) if single && matches_filter(&e.id, f) => 0,
+                (Some(f), Some(h)) if !single && matches_filter(&e.id, f) => h,
+                (None, Some(h)) => h,
+                _ => continue,
             };
-            if !chosen {
-                continue;
-            }
+            let ov = Overrides {
+                hardware: Some(profiles[hw].0.clone()),
+                ..Overrides::default()
+            };
             if !logs.contains_key(&e.file) {
                 let parsed = parse_log_file(&manifest.log_path(e))?;
                 logs.insert(e.file.clone(), parsed);
@@ -147,15 +177,25 @@ impl RunSet {
                 replay,
                 real,
                 itl,
+                hw,
             });
         }
-        if runs.is_empty() {
+        if runs.is_empty() && single {
             return Err(Error::Msg(match filter {
                 Some(f) => format!("no manifest entry matches --runs `{f}`"),
                 None => format!(
-                    "no manifest entry uses hardware `{profile_name}`; select runs with --runs"
+                    "no manifest entry uses hardware `{}`; select runs with --runs",
+                    profiles[0].1
                 ),
             }));
+        }
+        for (h, (_, name)) in profiles.iter().enumerate() {
+            if !runs.iter().any(|r| r.hw == h) {
+                return Err(Error::Msg(format!(
+                    "--profile: no selected manifest entry uses hardware `{name}`{}; a joint fit needs runs on every profile",
+                    filter.map_or(String::new(), |f| format!(" (--runs `{f}`)"))
+                )));
+            }
         }
         Ok(RunSet::new(runs))
     }
@@ -176,7 +216,26 @@ impl RunSet {
         candidates: &[HardwareProfile],
         runs: &[usize],
     ) -> Vec<Vec<Option<Values>>> {
-        let keys: Vec<Vec<u64>> = candidates.iter().map(constants_key).collect();
+        let joint: Vec<Vec<HardwareProfile>> = candidates
+            .iter()
+            .map(|c| vec![c.clone(); self.profiles()])
+            .collect();
+        self.evaluate_joint(&joint, runs)
+    }
+
+    /// Profiles the runs use (one more than the largest `hw`).
+    pub fn profiles(&self) -> usize {
+        self.runs.iter().map(|r| r.hw + 1).max().unwrap_or(1)
+    }
+
+    /// As [`RunSet::evaluate`] for a joint fit: `candidates[c][h]` is candidate `c`'s profile
+    /// of hardware `h`, and each run is simulated with the profile of its own hardware.
+    pub fn evaluate_joint(
+        &self,
+        candidates: &[Vec<HardwareProfile>],
+        runs: &[usize],
+    ) -> Vec<Vec<Option<Values>>> {
+        let key = |c: usize, r: usize| (r, constants_key(&candidates[c][self.runs[r].hw]));
         let pairs: Vec<(usize, usize)> = (0..candidates.len())
             .flat_map(|c| runs.iter().map(move |&r| (c, r)))
             .collect();
@@ -187,23 +246,23 @@ impl RunSet {
                 .iter()
                 .copied()
                 .filter(|&(c, r)| {
-                    let k = (r, keys[c].clone());
+                    let k = key(c, r);
                     !memo.contains_key(&k) && seen.insert(k)
                 })
                 .collect()
         };
         let fresh: Vec<Option<Values>> = todo
             .par_iter()
-            .map(|&(c, r)| self.simulate_one(&candidates[c], r))
+            .map(|&(c, r)| self.simulate_one(&candidates[c][self.runs[r].hw], r))
             .collect();
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
         for (&(c, r), v) in todo.iter().zip(fresh) {
-            memo.insert((r, keys[c].clone()), v);
+            memo.insert(key(c, r), v);
         }
         (0..candidates.len())
             .map(|c| {
                 runs.iter()
-                    .map(|&r| memo.get(&(r, keys[c].clone())).copied().flatten())
+                    .map(|&r| memo.get(&key(c, r)).copied().flatten())
                     .collect()
             })
             .collect()
@@ -278,5 +337,9 @@ mod tests {
         assert!(!matches_filter("000", ""));
         assert!(matches_filter("003-10", "003-00..003-15"));
         assert!(!matches_filter("003-16", "003-00..003-15,004-*"));
+        assert!(matches_filter("003-05", "*,!002"));
+        assert!(!matches_filter("002", "*,!002"));
+        assert!(matches_filter("001", "!002,!003-16..003-23"));
+        assert!(!matches_filter("003-17", "!002,!003-16..003-23"));
     }
 }
