@@ -5,7 +5,7 @@ use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
-use crate::cost::roofline::Roofline;
+use crate::cost::{CostChoice, CostModel, StepCost};
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
@@ -41,6 +41,8 @@ pub struct Scenario {
     pub record_timeline: bool,
     /// Use the straightforward per-token ITL bookkeeping (tests: must match the fast path).
     pub reference_itl: bool,
+    /// Step-cost backend (`--cost-model`, `--kernel-db`).
+    pub cost: CostChoice,
 }
 
 impl Scenario {
@@ -71,6 +73,14 @@ impl Scenario {
         let server_flags = file.server.merged(server);
         let server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
         let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
+        let cost = CostChoice {
+            model: server_flags
+                .cost_model
+                .as_deref()
+                .map(CostModel::parse)
+                .transpose()?,
+            kernel_db: server_flags.kernel_db.clone(),
+        };
         Ok(Scenario {
             hardware,
             model,
@@ -82,6 +92,7 @@ impl Scenario {
             max_wall_seconds: None,
             record_timeline: false,
             reference_itl: false,
+            cost,
         })
     }
 
@@ -92,6 +103,11 @@ impl Scenario {
             &self.client.backend,
             self.client.flush_cache,
         )
+    }
+
+    /// The step-cost backend that prices this scenario.
+    pub fn step_cost(&self) -> Result<Box<dyn StepCost>> {
+        crate::cost::build(&self.hardware, &self.model, &self.server, &self.cost)
     }
 
     /// The report header bench_serving would print.
@@ -175,13 +191,13 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
     let scheds = (0..sc.server.dp)
         .map(|_| Scheduler::new(sc.server.clone(), window))
         .collect();
-    let cost = Roofline::new(&sc.hardware, &sc.model, &sc.server)?;
+    let cost = sc.step_cost()?;
     let out = simulate_replicas(
         &input,
         scheds,
         sc.server.router,
         sc.server.dp_attention,
-        &cost,
+        cost.as_ref(),
     )?;
     Ok(RunOutput {
         metrics: compute(&out.record),

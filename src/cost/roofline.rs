@@ -370,3 +370,32 @@ impl StepCost for Roofline {
         o.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
     }
 }
+
+/// Per-operator prices, for other backends' per-op fallbacks (the kernel tables) and for
+/// `--explain`; each is exactly the term `gpu_ns` adds for that operator.
+impl Roofline {
+    /// A linear layer of `params` weights over `rows` tokens: the model's weight format, or
+    /// bf16 (router, LM head) when `bf16`.
+    pub(crate) fn gemm_op_ns(&self, params: f64, rows: f64, bf16: bool) -> f64 {
+        if bf16 {
+            self.gemm_ns(params, rows, 2.0, ComputeType::Bf16, 1.0, 1.0)
+        } else {
+            self.lin(params, rows)
+        }
+    }
+
+    /// Routed experts of one MoE layer over `rows` tokens.
+    pub(crate) fn experts_op_ns(&self, rows: f64) -> f64 {
+        self.experts_ns(rows)
+    }
+
+    /// Attention kernels of every layer (full and sliding-window) for `s`.
+    pub(crate) fn attention_op_ns(&self, s: &BatchShape) -> f64 {
+        self.add_attention_layers(0.0, s)
+    }
+
+    /// One TP all-reduce of `tokens` hidden states.
+    pub(crate) fn all_reduce_op_ns(&self, tokens: f64) -> f64 {
+        self.all_reduce_ns(tokens)
+    }
+}
