@@ -1,6 +1,7 @@
 //! Command-line interface: `servesim run | replay | validate | profiles`. Flag names follow
 //! SGLang's `launch_server` and `bench_serving`. Errors print one line and exit non-zero.
 mod calibrate;
+mod explain;
 mod merge;
 mod plan;
 mod replay;

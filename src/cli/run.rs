@@ -46,6 +46,12 @@ pub struct RunArgs {
     /// Draw the time series as SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// After the report, print one representative decode step and one prefill step of the run
+    /// (decode at the run's mean batch and mean context, prefill one chunk of mean-length
+    /// prompts) broken into GEMM, attention, MoE, all-reduce, LM head, overheads and CPU, with
+    /// the cost backend and the tables or constants that priced each.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Loads the scenario named by `--scenario`, or the bundled default.
@@ -117,6 +123,9 @@ pub fn run(a: &RunArgs) -> Result<()> {
     } else {
         print!("{}", preamble(&sc, &out));
         println!("{}", text::render(&out.metrics, &sc.header()).trim_end());
+    }
+    if a.explain {
+        print!("{}", super::explain::explain_text(&sc, &out)?);
     }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));

@@ -44,13 +44,12 @@ pub struct CostChoice {
 impl CostChoice {
     /// The backend this choice resolves to on `hw`.
     pub fn resolve(&self, hw: &HardwareProfile) -> CostModel {
-        self.model.unwrap_or(
-            if hw.kernel_tables.is_some() || self.kernel_db.is_some() {
+        self.model
+            .unwrap_or(if hw.kernel_tables.is_some() || self.kernel_db.is_some() {
                 CostModel::Kernels
             } else {
                 CostModel::Roofline
-            },
-        )
+            })
     }
 }
 

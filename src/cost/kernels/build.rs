@@ -62,7 +62,12 @@ fn linear(db: &KernelDb, shape: ops::GemmShape, dtypes: &[&str]) -> Linear {
 fn nearest(cands: &[Vec<String>], h: f64, kv: f64) -> Option<(f64, f64)> {
     cands
         .iter()
-        .filter_map(|c| Some((c.first()?.parse::<f64>().ok()?, c.get(1)?.parse::<f64>().ok()?)))
+        .filter_map(|c| {
+            Some((
+                c.first()?.parse::<f64>().ok()?,
+                c.get(1)?.parse::<f64>().ok()?,
+            ))
+        })
         .filter(|&(a, b)| a > 0.0 && b > 0.0)
         .min_by(|a, b| {
             let d = |p: &(f64, f64)| (p.0 / h).ln().abs() + (p.1 / kv).ln().abs();
@@ -107,7 +112,10 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
             }
             // Decode is bound by reading K/V (∝ KV heads), prefill by FLOPs (∝ query heads).
             let scale = if context { h / hc } else { kv / kvc };
-            let mut note = format!("{op} lane {lane}, kv {kvd}, heads {hc}/{kvc}, head_dim {}", model.head_dim);
+            let mut note = format!(
+                "{op} lane {lane}, kv {kvd}, heads {hc}/{kvc}, head_dim {}",
+                model.head_dim
+            );
             if scale != 1.0 {
                 note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
             }
@@ -141,7 +149,8 @@ fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
             .iter()
             .filter_map(|c| Some((c[0].parse::<f64>().ok()?, c[1].parse::<f64>().ok()?)))
             .min_by(|a, b| {
-                let d = |p: &(f64, f64)| ((p.0 / h).ln().abs(), (p.1 - server.attn_tp as f64).abs());
+                let d =
+                    |p: &(f64, f64)| ((p.0 / h).ln().abs(), (p.1 - server.attn_tp as f64).abs());
                 d(a).partial_cmp(&d(b)).unwrap_or(std::cmp::Ordering::Equal)
             })
         else {
@@ -227,7 +236,13 @@ impl KernelCost {
                     ),
                 }
             }
-            (Some(_), None) => (None, format!("roofline: no moe table for {:?} weights", server.weight_format)),
+            (Some(_), None) => (
+                None,
+                format!(
+                    "roofline: no moe table for {:?} weights",
+                    server.weight_format
+                ),
+            ),
             _ => (None, String::new()),
         };
         let gpus = [("gpus", s(tp))];
@@ -247,8 +262,14 @@ impl KernelCost {
             num_layers: model.num_layers as f64,
             dense_layers: (model.num_layers - model.moe_layers()) as f64,
             moe_layers: model.moe_layers() as f64,
-            windowed_layers: model.sliding_window.as_ref().map_or(0.0, |w| w.layers as f64),
-            window: model.sliding_window.as_ref().map(|w| w.window_tokens as f64),
+            windowed_layers: model
+                .sliding_window
+                .as_ref()
+                .map_or(0.0, |w| w.layers as f64),
+            window: model
+                .sliding_window
+                .as_ref()
+                .map(|w| w.window_tokens as f64),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),
@@ -267,4 +288,3 @@ impl KernelCost {
         })
     }
 }
-

@@ -160,9 +160,12 @@ impl KernelDb {
                     .and_then(|r| r.values_ns[j])
                     .map(f64::ln)
             };
-            let (Some(a), Some(b), Some(c), Some(d)) =
-                (at(pn.lo, pk.lo), at(pn.hi, pk.lo), at(pn.lo, pk.hi), at(pn.hi, pk.hi))
-            else {
+            let (Some(a), Some(b), Some(c), Some(d)) = (
+                at(pn.lo, pk.lo),
+                at(pn.hi, pk.lo),
+                at(pn.lo, pk.hi),
+                at(pn.hi, pk.hi),
+            ) else {
                 continue;
             };
             let lo = a + pn.t * (b - a);

@@ -28,7 +28,10 @@ fn gemm_list(ops: &[Linear], dtype: &str) -> String {
 
 pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
     let p = k.parts(s);
-    let time = k.overheads.with_cpu(p.gpu_ns(), k.overheads.cpu_ns(s.decode_reqs + s.prefill_reqs));
+    let time = k.overheads.with_cpu(
+        p.gpu_ns(),
+        k.overheads.cpu_ns(s.decode_reqs + s.prefill_reqs),
+    );
     let prov = &k.provenance;
     let mut linear: Vec<Linear> = k.attn_gemms.clone();
     linear.extend(k.dense_mlp.iter().cloned());
@@ -55,7 +58,13 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
     } else {
         format!(
             "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}",
-            if p.nccl { "nccl_allreduce table" } else if p.eager { "custom_allreduce table (eager lane)" } else { "custom_allreduce table (graph lane)" },
+            if p.nccl {
+                "nccl_allreduce table"
+            } else if p.eager {
+                "custom_allreduce table (eager lane)"
+            } else {
+                "custom_allreduce table (graph lane)"
+            },
             p.rows,
             k.hidden,
             k.tp,

@@ -14,12 +14,12 @@
 //! An operator the tables do not cover (no rows for the dtype, head_dim, MoE shape or TP size;
 //! MLA where SGLang has no table) falls back to the roofline's price for that operator alone,
 //! and `--explain` says so. The fixed and CPU overheads are the shared [`Overheads`].
+mod build;
 pub mod curve;
 pub mod db;
 mod explain;
 pub mod ops;
 pub mod table;
-mod build;
 
 use super::overheads::Overheads;
 use super::roofline::Roofline;
@@ -283,7 +283,8 @@ impl KernelCost {
         }
         p.rows = rows(s);
         p.eager = eager(s);
-        p.gemm = self.num_layers * self.linear(&self.attn_gemms, p.rows, &mut p.extrapolated, X_GEMM);
+        p.gemm =
+            self.num_layers * self.linear(&self.attn_gemms, p.rows, &mut p.extrapolated, X_GEMM);
         p.attention = self.attention_ns(s, &mut p.extrapolated);
         let logits = (s.decode_reqs + s.prefill_reqs) as f64;
         self.add_shared_parts(&mut p, logits);
@@ -302,7 +303,9 @@ impl KernelCost {
         }
         p.eager = busy().any(eager);
         p.rows = if p.eager {
-            busy().map(|s| (s.prefill_tokens + s.decode_reqs) as f64).sum()
+            busy()
+                .map(|s| (s.prefill_tokens + s.decode_reqs) as f64)
+                .sum()
         } else {
             shapes.len() as f64 * busy().map(rows).fold(0.0, f64::max)
         };
@@ -316,7 +319,9 @@ impl KernelCost {
             }
             p.extrapolated |= x;
         }
-        let logits: f64 = busy().map(|s| (s.decode_reqs + s.prefill_reqs) as f64).sum();
+        let logits: f64 = busy()
+            .map(|s| (s.decode_reqs + s.prefill_reqs) as f64)
+            .sum();
         self.add_shared_parts(&mut p, logits);
         p
     }
@@ -325,7 +330,10 @@ impl KernelCost {
 impl StepCost for KernelCost {
     fn step_time(&self, s: &BatchShape) -> StepTime {
         let o = &self.overheads;
-        o.with_cpu(self.parts(s).gpu_ns(), o.cpu_ns(s.decode_reqs + s.prefill_reqs))
+        o.with_cpu(
+            self.parts(s).gpu_ns(),
+            o.cpu_ns(s.decode_reqs + s.prefill_reqs),
+        )
     }
 
     fn explain(&self, s: &BatchShape) -> super::breakdown::StepBreakdown {
@@ -339,7 +347,13 @@ impl StepCost for KernelCost {
                 .iter()
                 .filter(|s| !s.is_empty())
                 .map(|s| self.step_time(s))
-                .fold(StepTime::default(), |a, b| if b.total_ns > a.total_ns { b } else { a });
+                .fold(StepTime::default(), |a, b| {
+                    if b.total_ns > a.total_ns {
+                        b
+                    } else {
+                        a
+                    }
+                });
         }
         let o = &self.overheads;
         let cpu_ns = shapes

@@ -55,7 +55,10 @@ pub fn attention(model: &ModelSpec, tp: u64) -> Vec<GemmShape> {
         None => {
             let d = model.head_dim as f64;
             let kv = model.kv_heads_per_rank(tp) as f64;
-            vec![g("qkv_proj", (nh + 2.0 * kv) * d, h), g("o_proj", h, nh * d)]
+            vec![
+                g("qkv_proj", (nh + 2.0 * kv) * d, h),
+                g("o_proj", h, nh * d),
+            ]
         }
     }
 }

@@ -58,7 +58,10 @@ impl Table {
                 match name {
                     "servesim-kernels" if value == "1" => {}
                     "servesim-kernels" => {
-                        return Err(err(n, format!("format version {value}; this servesim reads 1")))
+                        return Err(err(
+                            n,
+                            format!("format version {value}; this servesim reads 1"),
+                        ))
                     }
                     "op" => t.op = value.into(),
                     "system" => t.system = value.into(),
@@ -93,7 +96,10 @@ impl Table {
             }
             let (Some(scale), false, false) = (unit_scale, t.grid.is_empty(), t.keys.is_empty())
             else {
-                return Err(err(n, "data before the `#! keys`, `#! unit` and `#! grid` headers".into()));
+                return Err(err(
+                    n,
+                    "data before the `#! keys`, `#! unit` and `#! grid` headers".into(),
+                ));
             };
             let fields: Vec<&str> = line.split_whitespace().collect();
             let want = t.keys.len() + t.grid.len();
@@ -115,7 +121,10 @@ impl Table {
                     "-" => Ok(None),
                     v => match v.parse::<f64>() {
                         Ok(x) if x > 0.0 && x.is_finite() => Ok(Some(x * scale)),
-                        _ => Err(err(n, format!("latency `{v}`: expected a positive number or `-`"))),
+                        _ => Err(err(
+                            n,
+                            format!("latency `{v}`: expected a positive number or `-`"),
+                        )),
                     },
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -125,7 +134,10 @@ impl Table {
             });
         }
         if t.op.is_empty() || t.grid.is_empty() {
-            return Err(err(1, "not a servesim kernel table (no `#! op` / `#! grid` header)".into()));
+            return Err(err(
+                1,
+                "not a servesim kernel table (no `#! op` / `#! grid` header)".into(),
+            ));
         }
         Ok(t)
     }
@@ -136,7 +148,10 @@ impl Table {
     }
 
     /// Rows whose key columns named in `want` equal the given values.
-    pub fn select<'a>(&'a self, want: &'a [(&'a str, String)]) -> impl Iterator<Item = &'a Row> + 'a {
+    pub fn select<'a>(
+        &'a self,
+        want: &'a [(&'a str, String)],
+    ) -> impl Iterator<Item = &'a Row> + 'a {
         let idx: Vec<Option<usize>> = want.iter().map(|(k, _)| self.key_index(k)).collect();
         self.rows.iter().filter(move |r| {
             idx.iter()
@@ -167,7 +182,9 @@ mod tests {
     #[test]
     fn bad_row_names_file_and_line() {
         let bad = T.replace("2.5 -", "2.5 x");
-        let e = Table::parse(&bad, Path::new("t.txt")).unwrap_err().to_string();
+        let e = Table::parse(&bad, Path::new("t.txt"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "t.txt:9: latency `x`: expected a positive number or `-`");
     }
 }
