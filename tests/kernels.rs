@@ -28,7 +28,8 @@ fn bundled_tables_hold_the_parquet_values() {
         let ms: f64 = ms.trim_end_matches(" ms").parse().unwrap();
         let db = KernelDb::bundled(system).unwrap();
         let t = db.table(op).unwrap();
-        let row = t.rows.iter().find(|r| r.key == key).expect("row present");
+        let rows = t.rows();
+        let row = rows.iter().find(|r| r.key == key).expect("row present");
         let j = t.grid.iter().position(|&g| g == x).expect("grid point");
         let ns = row.values_ns[j].unwrap();
         // Stored with 4 significant digits.
@@ -77,6 +78,23 @@ fn prefill(tokens: u64, prefix: u64) -> BatchShape {
     let mut s = BatchShape::default();
     s.add_prefill(tokens, prefix, None);
     s
+}
+
+#[test]
+fn every_bundled_table_is_well_formed() {
+    for system in servesim::cost::kernels::db::bundled_systems() {
+        for op in servesim::cost::kernels::db::OPS {
+            let path = format!("hardware-profiles/kernels/{system}/{op}.txt");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let t =
+                servesim::cost::kernels::table::Table::parse(&text, std::path::Path::new(&path))
+                    .unwrap();
+            assert_eq!((t.system.as_str(), t.op.as_str()), (system, *op));
+            assert!(!t.rows().is_empty());
+        }
+    }
 }
 
 #[test]

@@ -58,21 +58,20 @@ fn linear(db: &KernelDb, shape: ops::GemmShape, dtypes: &[&str]) -> Linear {
     }
 }
 
-/// The nearest measured (heads, kv_heads) to the rank's, by log distance.
-fn nearest(cands: &[Vec<String>], h: f64, kv: f64) -> Option<(f64, f64)> {
-    cands
+/// Of numeric `values`, the one nearest `target` in log distance.
+fn nearest(values: &[String], target: f64) -> Option<String> {
+    values
         .iter()
-        .filter_map(|c| {
-            Some((
-                c.first()?.parse::<f64>().ok()?,
-                c.get(1)?.parse::<f64>().ok()?,
-            ))
-        })
-        .filter(|&(a, b)| a > 0.0 && b > 0.0)
+        .filter_map(|v| Some((v.parse::<f64>().ok().filter(|x| *x > 0.0)?, v)))
         .min_by(|a, b| {
-            let d = |p: &(f64, f64)| (p.0 / h).ln().abs() + (p.1 / kv).ln().abs();
-            d(a).total_cmp(&d(b))
+            let d = |x: f64| (x / target).ln().abs();
+            d(a.0).total_cmp(&d(b.0))
         })
+        .map(|(_, v)| v.clone())
+}
+
+fn num(v: &str) -> f64 {
+    v.parse().unwrap_or(1.0)
 }
 
 /// GQA attention of one phase (`op` = generation_attention or context_attention).
@@ -87,46 +86,55 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
         "flashinfer",
         "triton",
     ];
-    let kvs = [kv_name(server.kv_dtype), "bf16"];
+    let tail = [s(model.head_dim), s(0)];
     for lane in lanes {
-        for kvd in kvs {
-            let base = vec![
-                ("lane", s(lane)),
-                ("kv_dtype", s(kvd)),
-                ("head_dim", s(model.head_dim)),
-                ("window", s(0)),
-            ];
-            let cands = db.key_values(op, &base, &["heads", "kv_heads"]);
-            let Some((hc, kvc)) = nearest(&cands, h, kv) else {
-                continue;
-            };
-            let mut want = base.clone();
-            want.push(("heads", s(hc)));
-            want.push(("kv_heads", s(kvc)));
-            let Some(mut surface) = db.surface(op, &want) else {
-                continue;
-            };
-            let context = op.starts_with("context");
-            if context {
-                surface.exponents = (1.0, 2.0);
+        for kvd in [kv_name(server.kv_dtype), "bf16"] {
+            let base = [s(lane), s(kvd)];
+            // The rank's exact (heads, kv_heads), else the nearest measured heads, then the
+            // nearest kv_heads measured with them, that has rows for this head_dim.
+            let mut pairs = vec![(s(h), s(kv))];
+            let hs = db.next_values(op, &base);
+            if let Some(hc) = nearest(&hs, h) {
+                let kvs = db.next_values(op, &[base[0].clone(), base[1].clone(), hc.clone()]);
+                if let Some(kvc) = nearest(&kvs, kv) {
+                    pairs.push((hc, kvc));
+                }
             }
-            // Decode is bound by reading K/V (∝ KV heads), prefill by FLOPs (∝ query heads).
-            let scale = if context { h / hc } else { kv / kvc };
-            let mut note = format!(
-                "{op} lane {lane}, kv {kvd}, heads {hc}/{kvc}, head_dim {}",
-                model.head_dim
-            );
-            if scale != 1.0 {
-                note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
+            for (hc, kvc) in pairs {
+                let want = [
+                    base[0].clone(),
+                    base[1].clone(),
+                    hc.clone(),
+                    kvc.clone(),
+                    tail[0].clone(),
+                    tail[1].clone(),
+                ];
+                let Some(mut surface) = db.surface(op, &want) else {
+                    continue;
+                };
+                let (hc, kvc) = (num(&hc), num(&kvc));
+                let context = op.starts_with("context");
+                if context {
+                    surface.exponents = (1.0, 2.0);
+                }
+                // Decode is bound by reading K/V (∝ KV heads), prefill by FLOPs (∝ query heads).
+                let scale = if context { h / hc } else { kv / kvc };
+                let mut note = format!(
+                    "{op} lane {lane}, kv {kvd}, heads {hc}/{kvc}, head_dim {}",
+                    model.head_dim
+                );
+                if scale != 1.0 {
+                    note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
+                }
+                if lane != server.attention_backend {
+                    note += &format!(" (no {} rows)", server.attention_backend);
+                }
+                return Attention {
+                    surface: Some(surface),
+                    scale,
+                    note,
+                };
             }
-            if lane != server.attention_backend {
-                note += &format!(" (no {} rows)", server.attention_backend);
-            }
-            return Attention {
-                surface: Some(surface),
-                scale,
-                note,
-            };
         }
     }
     Attention {
@@ -143,29 +151,22 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
 fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
     let h = model.q_heads_per_rank(server.attn_tp);
     for kvd in [kv_name(server.kv_dtype), "bf16"] {
-        let base = vec![("kv_dtype", s(kvd))];
-        let cands = db.key_values(op, &base, &["heads", "tp"]);
-        let Some((hc, tpc)) = cands
-            .iter()
-            .filter_map(|c| Some((c[0].parse::<f64>().ok()?, c[1].parse::<f64>().ok()?)))
-            .min_by(|a, b| {
-                let d =
-                    |p: &(f64, f64)| ((p.0 / h).ln().abs(), (p.1 - server.attn_tp as f64).abs());
-                d(a).partial_cmp(&d(b)).unwrap_or(std::cmp::Ordering::Equal)
-            })
-        else {
+        let Some(hc) = nearest(&db.next_values(op, &[s(kvd)]), h) else {
             continue;
         };
-        let mut want = base;
-        want.push(("heads", s(hc)));
-        want.push(("tp", s(tpc)));
-        let Some(mut surface) = db.surface(op, &want) else {
+        let Some(tpc) = nearest(
+            &db.next_values(op, &[s(kvd), hc.clone()]),
+            server.attn_tp as f64,
+        ) else {
+            continue;
+        };
+        let Some(mut surface) = db.surface(op, &[s(kvd), hc.clone(), tpc.clone()]) else {
             continue;
         };
         if op.starts_with("context") {
             surface.exponents = (1.0, 2.0);
         }
-        let scale = h / hc;
+        let scale = h / num(&hc);
         let mut note = format!("{op} kv {kvd}, heads {hc} (tp {tpc})");
         if scale != 1.0 {
             note += &format!(", scaled ×{scale:.3} to the rank's {h} heads");
@@ -211,13 +212,13 @@ impl KernelCost {
         let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
             (Some(m), Some(d)) => {
                 let want = [
-                    ("dtype", s(d)),
-                    ("hidden", s(model.hidden_size)),
-                    ("inter", s(m.expert_intermediate_size)),
-                    ("topk", s(m.experts_per_token)),
-                    ("experts", s(m.num_experts)),
-                    ("moe_tp", s(tp)),
-                    ("moe_ep", s(1)),
+                    s(d),
+                    s(model.hidden_size),
+                    s(m.expert_intermediate_size),
+                    s(m.experts_per_token),
+                    s(m.num_experts),
+                    s(tp),
+                    s(1),
                 ];
                 match db.curve("moe", &want) {
                     Some(c) => (
@@ -245,8 +246,8 @@ impl KernelCost {
             ),
             _ => (None, String::new()),
         };
-        let gpus = [("gpus", s(tp))];
-        let lane = |l: &str| [("gpus", s(tp)), ("lane", s(l))];
+        let gpus = [s(tp)];
+        let lane = |l: &str| [s(tp), s(l)];
         let first_table = db.table("gemm").or_else(|| db.table("moe"));
         Ok(KernelCost {
             overheads: Overheads::new(hw, model, server),

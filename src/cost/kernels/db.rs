@@ -2,7 +2,7 @@
 //! converted from NVIDIA AIConfigurator's measured SGLang kernels; see NOTICE) or read from a
 //! `--kernel-db DIR` in the same format, and the per-shape curves built from them at resolve.
 use super::curve::{locate, Curve, Surface};
-use super::table::{Row, Table};
+use super::table::Table;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,7 +66,7 @@ impl KernelDb {
         let mut tables = BTreeMap::new();
         for (_, op, text) in BUNDLED.iter().filter(|b| b.0 == system) {
             let origin = PathBuf::from(format!("hardware-profiles/kernels/{system}/{op}.txt"));
-            tables.insert(op.to_string(), Table::parse(text, &origin)?);
+            tables.insert(op.to_string(), Table::trusted(text, &origin)?);
         }
         if tables.is_empty() {
             return Err(Error::Unknown {
@@ -134,51 +134,46 @@ impl KernelDb {
     /// n and k grid points (proportional beyond them). The flag says n or k left the grid.
     pub fn gemm(&self, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
         let t = self.table("gemm")?;
-        let want = [("dtype", dtype.to_string())];
-        let rows: Vec<&Row> = t.select(&want).collect();
-        let (ni, ki) = (t.key_index("n")?, t.key_index("k")?);
-        let axis = |i: usize| {
-            let mut v: Vec<f64> = rows.iter().map(|r| Table::num(r, i)).collect();
-            v.sort_by(f64::total_cmp);
-            v.dedup();
-            v
-        };
-        let (ns, ks) = (axis(ni), axis(ki));
-        if ns.is_empty() || ks.is_empty() {
+        let d = dtype.to_string();
+        let nums =
+            |v: Vec<String>| -> Vec<f64> { v.iter().filter_map(|x| x.parse().ok()).collect() };
+        let ns = nums(t.distinct_next(std::slice::from_ref(&d)));
+        let first_n = ns.first()?;
+        let ks = nums(t.distinct_next(&[d.clone(), first_n.to_string()]));
+        if ks.is_empty() {
             return None;
         }
-        let cell: BTreeMap<(u64, u64), &Row> = rows
-            .iter()
-            .map(|r| ((Table::num(r, ni) as u64, Table::num(r, ki) as u64), *r))
-            .collect();
         let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
         let (pn, pk) = (locate(&ln(&ns), n), locate(&ln(&ks), k));
+        let corner = |a: usize, b: usize| {
+            t.rows_with(&[d.clone(), ns[a].to_string(), ks[b].to_string()])
+                .into_iter()
+                .next()
+                .map(|r| r.values_ns)
+        };
+        let (c00, c10, c01, c11) = (
+            corner(pn.lo, pk.lo)?,
+            corner(pn.hi, pk.lo)?,
+            corner(pn.lo, pk.hi)?,
+            corner(pn.hi, pk.hi)?,
+        );
         let mut points = Vec::new();
         for (j, &m) in t.grid.iter().enumerate() {
-            let at = |a: usize, b: usize| {
-                cell.get(&(ns[a] as u64, ks[b] as u64))
-                    .and_then(|r| r.values_ns[j])
-                    .map(f64::ln)
-            };
-            let (Some(a), Some(b), Some(c), Some(d)) = (
-                at(pn.lo, pk.lo),
-                at(pn.hi, pk.lo),
-                at(pn.lo, pk.hi),
-                at(pn.hi, pk.hi),
-            ) else {
+            let (Some(a), Some(b), Some(c), Some(e)) = (c00[j], c10[j], c01[j], c11[j]) else {
                 continue;
             };
+            let (a, b, c, e) = (a.ln(), b.ln(), c.ln(), e.ln());
             let lo = a + pn.t * (b - a);
-            let hi = c + pn.t * (d - c);
+            let hi = c + pn.t * (e - c);
             points.push((m, (lo + pk.t * (hi - lo)).exp() * pn.scale * pk.scale));
         }
         Curve::new(&points, true).map(|c| (c, pn.outside || pk.outside))
     }
 
-    /// A 1-D table's curve for the exact key `want`.
-    pub fn curve(&self, op: &str, want: &[(&str, String)]) -> Option<Curve> {
+    /// A 1-D table's curve for the exact key `key`.
+    pub fn curve(&self, op: &str, key: &[String]) -> Option<Curve> {
         let t = self.table(op)?;
-        let row = t.select(want).next()?;
+        let row = t.rows_with(key).into_iter().next()?;
         let pts: Vec<(f64, f64)> = t
             .grid
             .iter()
@@ -188,35 +183,26 @@ impl KernelDb {
         Curve::new(&pts, true)
     }
 
-    /// A surface batch × axis from the rows matching `want`, whose `batch` key column gives x.
-    pub fn surface(&self, op: &str, want: &[(&str, String)]) -> Option<Surface> {
+    /// A surface batch × axis from the rows under key prefix `prefix`, whose next (last) key
+    /// field is the batch size.
+    pub fn surface(&self, op: &str, prefix: &[String]) -> Option<Surface> {
         let t = self.table(op)?;
-        let bi = t.key_index("batch")?;
-        let mut by_batch: BTreeMap<u64, &Row> = BTreeMap::new();
-        for r in t.select(want) {
-            by_batch.entry(Table::num(r, bi) as u64).or_insert(r);
+        let rows = t.rows_with(prefix);
+        let xs: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.key.get(prefix.len())?.parse().ok())
+            .collect();
+        if xs.len() != rows.len() {
+            return None;
         }
-        let xs: Vec<f64> = by_batch.keys().map(|&b| b as f64).collect();
-        let vals: Vec<Vec<Option<f64>>> = by_batch.values().map(|r| r.values_ns.clone()).collect();
+        let vals: Vec<Vec<Option<f64>>> = rows.into_iter().map(|r| r.values_ns).collect();
         Surface::new(&xs, &t.grid, &vals)
     }
 
-    /// Distinct values of key columns `cols` among rows matching `want`.
-    pub fn key_values(&self, op: &str, want: &[(&str, String)], cols: &[&str]) -> Vec<Vec<String>> {
-        let Some(t) = self.table(op) else {
-            return Vec::new();
-        };
-        let idx: Vec<usize> = cols.iter().filter_map(|c| t.key_index(c)).collect();
-        if idx.len() != cols.len() {
-            return Vec::new();
-        }
-        let mut v: Vec<Vec<String>> = t
-            .select(want)
-            .map(|r| idx.iter().map(|&i| r.key[i].clone()).collect())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+    /// The distinct values of the key field after `prefix`.
+    pub fn next_values(&self, op: &str, prefix: &[String]) -> Vec<String> {
+        self.table(op)
+            .map_or(Vec::new(), |t| t.distinct_next(prefix))
     }
 }
 
