@@ -151,8 +151,9 @@ impl Surface {
         }
         // Monotone along x as well: the max of two non-decreasing rows is non-decreasing.
         for i in 1..rows.len() {
-            for j in 0..ys.len() {
-                rows[i][j] = rows[i][j].max(rows[i - 1][j]);
+            let (done, rest) = rows.split_at_mut(i);
+            for (v, below) in rest[0].iter_mut().zip(&done[i - 1]) {
+                *v = v.max(*below);
             }
         }
         Some(Surface {

@@ -46,7 +46,11 @@ pub struct KernelDb {
     /// Where the tables come from (`bundled` or the directory), for `--explain`.
     pub origin: String,
     tables: BTreeMap<String, Table>,
+    /// GEMM n and k grid levels per dtype, found once.
+    gemm_levels: GemmLevels,
 }
+
+type GemmLevels = Mutex<BTreeMap<String, Option<Arc<(Vec<f64>, Vec<f64>)>>>>;
 
 /// Names of the systems with bundled tables.
 pub fn bundled_systems() -> Vec<&'static str> {
@@ -79,6 +83,7 @@ impl KernelDb {
             system: system.into(),
             origin: "bundled AIConfigurator 0.12.0 tables".into(),
             tables,
+            gemm_levels: Mutex::default(),
         });
         cache
             .lock()
@@ -123,6 +128,7 @@ impl KernelDb {
             system: system.into(),
             origin: dir.display().to_string(),
             tables,
+            gemm_levels: Mutex::default(),
         })
     }
 
@@ -135,16 +141,10 @@ impl KernelDb {
     pub fn gemm(&self, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
         let t = self.table("gemm")?;
         let d = dtype.to_string();
-        let nums =
-            |v: Vec<String>| -> Vec<f64> { v.iter().filter_map(|x| x.parse().ok()).collect() };
-        let ns = nums(t.distinct_next(std::slice::from_ref(&d)));
-        let first_n = ns.first()?;
-        let ks = nums(t.distinct_next(&[d.clone(), first_n.to_string()]));
-        if ks.is_empty() {
-            return None;
-        }
+        let levels = self.gemm_levels(t, &d)?;
+        let (ns, ks) = (&levels.0, &levels.1);
         let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
-        let (pn, pk) = (locate(&ln(&ns), n), locate(&ln(&ks), k));
+        let (pn, pk) = (locate(&ln(ns), n), locate(&ln(ks), k));
         let corner = |a: usize, b: usize| {
             t.rows_with(&[d.clone(), ns[a].to_string(), ks[b].to_string()])
                 .into_iter()
@@ -168,6 +168,22 @@ impl KernelDb {
             points.push((m, (lo + pk.t * (hi - lo)).exp() * pn.scale * pk.scale));
         }
         Curve::new(&points, true).map(|c| (c, pn.outside || pk.outside))
+    }
+
+    /// The n levels of `dtype`'s GEMM rows and the k levels under the first n (the grid).
+    fn gemm_levels(&self, t: &Table, d: &str) -> Option<Arc<(Vec<f64>, Vec<f64>)>> {
+        let mut cache = self.gemm_levels.lock().ok()?;
+        cache
+            .entry(d.to_string())
+            .or_insert_with(|| {
+                let nums = |v: Vec<String>| -> Vec<f64> {
+                    v.iter().filter_map(|x| x.parse().ok()).collect()
+                };
+                let ns = nums(t.distinct_next(&[d.to_string()]));
+                let ks = nums(t.distinct_next(&[d.to_string(), ns.first()?.to_string()]));
+                (!ks.is_empty()).then(|| Arc::new((ns, ks)))
+            })
+            .clone()
     }
 
     /// A 1-D table's curve for the exact key `key`.
