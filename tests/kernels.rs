@@ -45,11 +45,7 @@ fn bundled_tables_hold_the_parquet_values() {
 /// (kernels backend, roofline backend, resolved server) of one deployment.
 type Deployment = (Box<dyn StepCost>, Box<dyn StepCost>, ServerConfig);
 
-fn deployment(
-    hw: &str,
-    model: &str,
-    tp: u64,
-) -> Option<Deployment> {
+fn deployment(hw: &str, model: &str, tp: u64) -> Option<Deployment> {
     let h = load_hardware(hw).unwrap();
     let m = load_model(model).unwrap();
     let flags = ServerFlags {
