@@ -48,8 +48,13 @@ pub struct KernelDb {
     tables: BTreeMap<String, Table>,
     /// GEMM n and k grid levels per dtype, found once.
     gemm_levels: GemmLevels,
+    /// GEMM curves already built, by (dtype, n bits, k bits): a sweep resolves the same
+    /// shapes again and again.
+    gemm_curves: GemmCurves,
 }
 
+/// (dtype, n bits, k bits) → the curve and its off-grid flag.
+type GemmCurves = Mutex<BTreeMap<(String, u64, u64), Option<(Curve, bool)>>>;
 type GemmLevels = Mutex<BTreeMap<String, Option<Arc<(Vec<f64>, Vec<f64>)>>>>;
 
 /// Names of the systems with bundled tables.
@@ -84,6 +89,7 @@ impl KernelDb {
             origin: "bundled AIConfigurator 0.12.0 tables".into(),
             tables,
             gemm_levels: Mutex::default(),
+            gemm_curves: Mutex::default(),
         });
         cache
             .lock()
@@ -129,6 +135,7 @@ impl KernelDb {
             origin: dir.display().to_string(),
             tables,
             gemm_levels: Mutex::default(),
+            gemm_curves: Mutex::default(),
         })
     }
 
@@ -139,6 +146,16 @@ impl KernelDb {
     /// GEMM time over m rows for one (dtype, n, k), interpolated log-log between the table's
     /// n and k grid points (proportional beyond them). The flag says n or k left the grid.
     pub fn gemm(&self, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
+        let key = (dtype.to_string(), n.to_bits(), k.to_bits());
+        if let Some(c) = self.gemm_curves.lock().ok()?.get(&key) {
+            return c.clone();
+        }
+        let c = self.build_gemm(dtype, n, k);
+        self.gemm_curves.lock().ok()?.insert(key, c.clone());
+        c
+    }
+
+    fn build_gemm(&self, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
         let t = self.table("gemm")?;
         let d = dtype.to_string();
         let levels = self.gemm_levels(t, &d)?;
