@@ -278,6 +278,10 @@ impl RunSet {
         }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
+        // The constants fitted here are the roofline's: price with it unless a run chooses.
+        sc.cost
+            .model
+            .get_or_insert(crate::cost::CostModel::Roofline);
         let out = simulate(&sc).ok()?;
         let m = &out.metrics;
         let tpot = if self.runs[r].itl {

@@ -2,6 +2,7 @@
 //! SGLang's `launch_server` and `bench_serving`. Errors print one line and exit non-zero.
 mod calibrate;
 mod exec;
+mod explain;
 mod merge;
 mod plan;
 mod print;

@@ -35,6 +35,12 @@ pub struct RunArgs {
     /// Draw the time series as SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// After the report, print one representative decode step and one prefill step of the run
+    /// (decode at the run's mean batch and mean context, prefill one chunk of mean-length
+    /// prompts) broken into GEMM, attention, MoE, all-reduce, LM head, overheads and CPU, with
+    /// the cost backend and the tables or constants that priced each.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// The scenario `run` simulates for these arguments.
@@ -88,6 +94,9 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         )
     };
     super::print::emit(out_w, &report)?;
+    if a.explain {
+        super::print::emit(out_w, &super::explain::explain_text(&sc, &out)?)?;
+    }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
     }

@@ -1,12 +1,17 @@
 //! Step cost: how long one forward pass (one scheduler iteration) of a batch takes.
 //!
 //! The engine describes a batch by aggregates only ([`BatchShape`]), so pricing a decode step is
-//! O(1) whatever the batch size. [`StepCost`] is the interface; [`roofline::Roofline`] the
-//! default implementation (operators on the profile's peaks × efficiencies), with the
+//! O(1) whatever the batch size. [`StepCost`] is the interface; [`kernels::KernelCost`] prices
+//! it from measured SGLang kernel tables where they exist, [`roofline::Roofline`] from the
+//! profile's peaks × efficiencies elsewhere ([`select`] picks one), with the
 //! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step.
 pub mod breakdown;
+pub mod kernels;
 pub mod overheads;
 pub mod roofline;
+pub mod select;
+
+pub use select::{build, CostChoice, CostModel};
 
 use breakdown::{Component, CostItem, StepBreakdown};
 

@@ -8,8 +8,7 @@ use crate::client::dataset::{build_rows, DatasetRow};
 use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
 use crate::client::send::client_bound_note;
-use crate::cost::roofline::Roofline;
-use crate::cost::StepCost;
+use crate::cost::{CostChoice, CostModel, StepCost};
 use crate::engine::router::Router;
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
@@ -47,6 +46,8 @@ pub struct Scenario {
     pub record_timeline: bool,
     /// Use the straightforward per-token ITL bookkeeping (tests: must match the fast path).
     pub reference_itl: bool,
+    /// Step-cost backend (`--cost-model`, `--kernel-db`).
+    pub cost: CostChoice,
 }
 
 impl Scenario {
@@ -77,6 +78,14 @@ impl Scenario {
         let server_flags = file.server.merged(server);
         let server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
         let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
+        let cost = CostChoice {
+            model: server_flags
+                .cost_model
+                .as_deref()
+                .map(CostModel::parse)
+                .transpose()?,
+            kernel_db: server_flags.kernel_db.clone(),
+        };
         Ok(Scenario {
             hardware,
             model,
@@ -88,6 +97,7 @@ impl Scenario {
             max_wall_seconds: None,
             record_timeline: false,
             reference_itl: false,
+            cost,
         })
     }
 
@@ -118,6 +128,11 @@ impl Scenario {
             self.client.client_send_us,
             self.client.bench_version,
         )
+    }
+
+    /// The step-cost backend that prices this scenario.
+    pub fn step_cost(&self) -> Result<Box<dyn StepCost>> {
+        crate::cost::build(&self.hardware, &self.model, &self.server, &self.cost)
     }
 
     /// The report header bench_serving would print.
@@ -208,7 +223,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let scheds = (0..sc.server.dp)
         .map(|_| Scheduler::new(&sc.server, window))
         .collect();
-    let cost = step_cost(sc)?;
+    let cost = sc.step_cost()?;
     let out = simulate_replicas(
         &input,
         scheds,
@@ -236,11 +251,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
 /// The step-cost model that prices `sc`'s batches: the one constructor `run` and the physics
 /// tests (tests/physics.rs) share, so every backend it can return is held to the same laws.
 pub fn step_cost(sc: &Scenario) -> Result<Box<dyn StepCost>> {
-    Ok(Box::new(Roofline::new(
-        &sc.hardware,
-        &sc.model,
-        &sc.server,
-    )?))
+    sc.step_cost()
 }
 
 /// The newest SGLang version, for defaults.

@@ -189,6 +189,10 @@ pub struct HardwareProfile {
     /// Where the efficiency/overhead constants come from ("datasheet defaults" or a fit).
     #[serde(default)]
     pub calibration: Option<String>,
+    /// System name of the measured-kernel tables (`hardware-profiles/kernels/<name>/`, e.g.
+    /// `h100_sxm`); the kernel cost backend is the default when set.
+    #[serde(default)]
+    pub kernel_tables: Option<String>,
 }
 
 /// Largest fixed overhead accepted (1000 s, in ns).

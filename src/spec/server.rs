@@ -79,6 +79,15 @@ pub struct ServerFlags {
     #[arg(long)]
     #[serde(default)]
     pub enable_dp_attention: bool,
+    // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
+    /// Step-cost backend: kernels (measured SGLang kernel tables; the default where the
+    /// hardware profile names tables) or roofline.
+    #[arg(long)]
+    pub cost_model: Option<String>,
+    /// A directory of kernel tables converted from your own AIConfigurator data by
+    /// scripts/import_aiconfigurator.py (implies --cost-model kernels).
+    #[arg(long, value_name = "DIR")]
+    pub kernel_db: Option<std::path::PathBuf>,
 }
 
 impl ServerFlags {
@@ -109,7 +118,9 @@ impl ServerFlags {
             quantization,
             sglang_version,
             dp,
-            load_balance_method
+            load_balance_method,
+            cost_model,
+            kernel_db
         )
     }
 }

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Convert NVIDIA AIConfigurator's measured SGLang kernel tables into servesim's compact tables.
+
+Source: PyPI `aiconfigurator-core==0.12.0` (Apache-2.0), directory
+`aiconfigurator_core/systems/data/<system>/<op>/sglang/<version>/*.parquet` (latencies in ms per
+call). Output: `<out>/<system>/<op>.txt`, one small text table per op family, read by
+`src/cost/kernels/table.rs`:
+
+    #! servesim-kernels 1
+    #! op gemm
+    #! system h100_sxm
+    #! sglang 0.5.14
+    #! source aiconfigurator-core 0.12.0 systems/data/h100_sxm/gemm/sglang/0.5.14/gemm_perf.parquet
+    #! keys dtype n k
+    #! axis m
+    #! unit us
+    #! grid 1 2 4 ...
+    bf16 4096 4096 2.41 2.5 - ...
+
+Each data line is the key values, then the latency in microseconds (4 significant digits) at each
+grid point of the axis, `-` where the source has no row. Rows are sorted, so the output is
+byte-identical for the same input.
+
+Usage (reproducible bundled tables; needs pyarrow, e.g. in a venv outside the repo):
+    pip download --no-deps aiconfigurator-core==0.12.0 -d /tmp/aic
+    python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
+        --out hardware-profiles/kernels
+Your own AIConfigurator data directory (same layout as the wheel's `systems/data`):
+    python3 scripts/import_aiconfigurator.py --data-dir THEIR/systems/data --out DIR \
+        [--systems h100_sxm] [--sglang-version 0.5.14]
+then `servesim run --kernel-db DIR ...`.
+"""
+import argparse
+import collections
+import hashlib
+import io
+import os
+import sys
+import zipfile
+
+import pyarrow.parquet as pq
+
+WHEEL_VERSION = "0.12.0"
+WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4"
+# The SGLang version slot AIConfigurator 0.12.0 queries per system (systems/query_versions.yaml:
+# default sglang current 0.5.14, override a100_sxm 0.5.10).
+SYSTEMS = {"a100_sxm": "0.5.10", "h100_sxm": "0.5.14", "h200_sxm": "0.5.14", "b200_sxm": "0.5.14"}
+# The router load model of the MoE rows kept (AIConfigurator's MoE models use power-law alpha 1.2).
+MOE_DISTRIBUTION = "power_law_1.2"
+GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}
+MOE_DTYPES = {"bfloat16": "bf16", "fp8_block": "fp8_block", "w4a16_mxfp4": "mxfp4"}
+KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
+VALUE_FMT = "{:.4g}"
+# Reference points written to the test vectors: (system, op, key, axis value).
+VECTORS = [
+    ("h100_sxm", "gemm", ("bf16", 4096, 4096), 64),
+    ("h100_sxm", "gemm", ("fp8_block", 7168, 2048), 128),
+    ("a100_sxm", "gemm", ("bf16", 8192, 8192), 1024),
+    ("h200_sxm", "generation_attention", ("fa3", "bf16", 8, 1, 128, 0, 32), 1024),
+    ("h100_sxm", "context_attention", ("fa3", "bf16", 32, 8, 128, 0, 1), 4096),
+    ("h200_sxm", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
+    ("h100_sxm", "custom_allreduce", (8, "graph"), 1048576),
+    ("b200_sxm", "nccl_allreduce", (8,), 33554432),
+    ("h100_sxm", "generation_mla", ("bf16", 16, 4, 64), 4096),
+]
+
+
+class Source:
+    """Reads parquet files from the wheel (zip) or from a data directory."""
+
+    def __init__(self, wheel=None, data_dir=None):
+        self.zip = zipfile.ZipFile(wheel) if wheel else None
+        self.data_dir = data_dir
+
+    def path(self, rel):
+        return ("aiconfigurator_core/systems/data/" + rel) if self.zip else os.path.join(self.data_dir, rel)
+
+    def exists(self, rel):
+        if self.zip:
+            return self.path(rel) in self.zip.namelist()
+        return os.path.exists(self.path(rel))
+
+    def listdir(self, rel):
+        if self.zip:
+            pre = self.path(rel).rstrip("/") + "/"
+            return sorted({n[len(pre):].split("/")[0] for n in self.zip.namelist() if n.startswith(pre)})
+        p = self.path(rel)
+        return sorted(os.listdir(p)) if os.path.isdir(p) else []
+
+    def rows(self, rel):
+        if self.zip:
+            return pq.read_table(io.BytesIO(self.zip.read(self.path(rel)))).to_pylist()
+        return pq.read_table(self.path(rel)).to_pylist()
+
+
+def us(ms):
+    return VALUE_FMT.format(ms * 1000.0)
+
+
+def write_table(out, system, version, op, source_rel, keys, axis, rows):
+    """rows: iterable of (key tuple, axis value, latency ms). Duplicates are averaged."""
+    acc = collections.defaultdict(list)
+    for key, x, ms in rows:
+        acc[(key, x)].append(ms)
+    if not acc:
+        return None
+    grid = sorted({x for (_, x) in acc})
+    by_key = collections.defaultdict(dict)
+    for (key, x), v in acc.items():
+        by_key[key][x] = sum(v) / len(v)
+    lines = [
+        "#! servesim-kernels 1",
+        f"#! op {op}",
+        f"#! system {system}",
+        f"#! sglang {version}",
+        f"#! source aiconfigurator-core {WHEEL_VERSION} systems/data/{source_rel}",
+        "#! keys " + " ".join(keys),
+        f"#! axis {axis}",
+        "#! unit us",
+        "#! grid " + " ".join(str(x) for x in grid),
+    ]
+    for key in sorted(by_key, key=lambda k: tuple((0, v) if isinstance(v, int) else (1, v) for v in k)):
+        vals = by_key[key]
+        lines.append(" ".join(str(k) for k in key) + " " + " ".join(us(vals[x]) if x in vals else "-" for x in grid))
+    os.makedirs(os.path.join(out, system), exist_ok=True)
+    path = os.path.join(out, system, op + ".txt")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path, by_key
+
+
+def convert(src, out, system, version):
+    v = version
+    tables = {}
+    rel = f"{system}/gemm/sglang/{v}/gemm_perf.parquet"
+    if src.exists(rel):
+        rows = [((GEMM_DTYPES[r["gemm_dtype"]], r["n"], r["k"]), r["m"], r["latency"])
+                for r in src.rows(rel) if r["gemm_dtype"] in GEMM_DTYPES]
+        tables["gemm"] = write_table(out, system, v, "gemm", rel, ["dtype", "n", "k"], "m", rows)
+    for op in ["generation_attention", "context_attention"]:
+        rel = f"{system}/attention/sglang/{v}/{op}_perf.parquet"
+        if not src.exists(rel):
+            continue
+        rows = []
+        for r in src.rows(rel):
+            if r["kv_cache_dtype"] not in KV_DTYPES or r.get("beam_width", 1) != 1:
+                continue
+            if op == "context_attention" and r["attn_dtype"] != r["kv_cache_dtype"] and r["attn_dtype"] != "bfloat16":
+                continue
+            if op == "context_attention" and r["attn_dtype"] != "bfloat16" and r["kv_cache_dtype"] == "bfloat16":
+                continue
+            if op == "context_attention" and r["attn_dtype"] == "fp8":
+                continue  # fp8 attention compute: servesim models bf16 attention math only
+            key = (r["kernel_source"], KV_DTYPES[r["kv_cache_dtype"]], r["num_heads"], r["num_key_value_heads"],
+                   r["head_dim"], r.get("window_size", 0) or 0, r["batch_size"])
+            x = r["isl"] + r["step"]  # generation: KV length attended; context: prompt length
+            rows.append((key, x, r["latency"]))
+        tables[op] = write_table(out, system, v, op, rel,
+                                 ["lane", "kv_dtype", "heads", "kv_heads", "head_dim", "window", "batch"],
+                                 "kv_len" if op.startswith("generation") else "isl", rows)
+    for op in ["generation_mla", "context_mla"]:
+        rel = f"{system}/mla/sglang/{v}/{op}_perf.parquet"
+        if not src.exists(rel):
+            continue
+        rows = [((KV_DTYPES[r["kv_cache_dtype"]], r["num_heads"], r["tp_size"], r["batch_size"]), r["isl"] + r["step"],
+                 r["latency"]) for r in src.rows(rel) if r["kv_cache_dtype"] in KV_DTYPES and r["mla_dtype"] == "bfloat16"]
+        tables[op] = write_table(out, system, v, op, rel, ["kv_dtype", "heads", "tp", "batch"],
+                                 "kv_len" if op.startswith("generation") else "isl", rows)
+    rel = f"{system}/moe/sglang/{v}/moe_perf.parquet"
+    if src.exists(rel):
+        rows = [((MOE_DTYPES[r["moe_dtype"]], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"],
+                  r["moe_tp_size"], r["moe_ep_size"]), r["num_tokens"], r["latency"])
+                for r in src.rows(rel) if r["moe_dtype"] in MOE_DTYPES and r["distribution"] == MOE_DISTRIBUTION]
+        tables["moe"] = write_table(out, system, v, "moe", rel,
+                                    ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"], "tokens", rows)
+    rel = f"{system}/comm/sglang/{v}/custom_allreduce_perf.parquet"
+    if src.exists(rel):
+        rows = [((r["num_gpus"], r["backend"].replace("sglang_", "")), r["message_size"], r["latency"])
+                for r in src.rows(rel) if r["allreduce_dtype"] == "bfloat16"]
+        tables["custom_allreduce"] = write_table(out, system, v, "custom_allreduce", rel, ["gpus", "lane"],
+                                                 "elements", rows)
+    # NCCL: the newest version directory holding all_reduce rows.
+    for nv in sorted(src.listdir(f"{system}/comm/nccl"), key=lambda s: [int(p) for p in s.split(".") if p.isdigit()],
+                     reverse=True):
+        rel = f"{system}/comm/nccl/{nv}/nccl_perf.parquet"
+        if not src.exists(rel):
+            continue
+        rows = [((r["num_gpus"],), r["message_size"], r["latency"]) for r in src.rows(rel)
+                if r["op_name"] == "all_reduce" and r["nccl_dtype"] == "half"]
+        if rows:
+            tables["nccl_allreduce"] = write_table(out, system, f"{v} (nccl {nv})", "nccl_allreduce", rel, ["gpus"],
+                                                   "elements", rows)
+            break
+    return {k: t for k, t in tables.items() if t}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--wheel", help="aiconfigurator_core-0.12.0 wheel (checked against its pinned sha256)")
+    ap.add_argument("--data-dir", help="an AIConfigurator systems/data directory instead of the wheel")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--sglang-version", help="version directory to read (default: AIConfigurator's slot)")
+    ap.add_argument("--vectors", help="also write reference test vectors to this file")
+    a = ap.parse_args()
+    if bool(a.wheel) == bool(a.data_dir):
+        sys.exit("give exactly one of --wheel or --data-dir")
+    if a.wheel:
+        digest = hashlib.sha256(open(a.wheel, "rb").read()).hexdigest()
+        if digest != WHEEL_SHA256:
+            sys.exit(f"{a.wheel}: sha256 {digest} is not the pinned aiconfigurator-core {WHEEL_VERSION} wheel")
+    src = Source(a.wheel, a.data_dir)
+    vectors = []
+    for system in a.systems.split(","):
+        version = a.sglang_version or SYSTEMS.get(system, "0.5.14")
+        tables = convert(src, a.out, system, version)
+        if not tables:
+            print(f"{system}: no SGLang {version} tables found", file=sys.stderr)
+        for op, (path, _) in sorted(tables.items()):
+            print(f"{path}: {os.path.getsize(path)} bytes")
+        for vs, vop, key, x in VECTORS:
+            if vs == system and vop in tables:
+                val = tables[vop][1].get(key, {}).get(x)
+                if val is not None:
+                    vectors.append(f"{vs} {vop} {' '.join(str(k) for k in key)} @ {x} = {val!r} ms")
+    if a.vectors:
+        os.makedirs(os.path.dirname(a.vectors) or ".", exist_ok=True)
+        with open(a.vectors, "w") as f:
+            f.write("# system op key... @ axis = latency ms, read from the parquet by scripts/import_aiconfigurator.py\n")
+            f.write("\n".join(vectors) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+//! Resolve-time construction of a [`KernelCost`]: for the deployment's model, TP, weight
+//! format, KV dtype and attention backend, pick the table rows (nearest head count, the
+//! backend's lane, the dtype) and build every operator's curve once.
+use super::db::KernelDb;
+use super::{ops, AllReduce, Attention, KernelCost, Linear};
+use crate::cost::overheads::Overheads;
+use crate::cost::roofline::Roofline;
+use crate::error::Result;
+use crate::spec::hardware::HardwareProfile;
+use crate::spec::model::{KvDtype, ModelSpec, WeightFormat};
+use crate::spec::server::ServerConfig;
+
+fn s(v: impl ToString) -> String {
+    v.to_string()
+}
+
+/// GEMM table dtypes to try for the checkpoint's linear layers, best first.
+fn gemm_dtypes(w: WeightFormat) -> &'static [&'static str] {
+    match w {
+        WeightFormat::Bf16 | WeightFormat::Mxfp4 => &["bf16"],
+        // SGLang runs FP8 checkpoints (DeepSeek, Qwen3-FP8) with 128×128 block scales.
+        WeightFormat::Fp8 => &["fp8_block", "fp8"],
+        WeightFormat::W8a8Int8 => &[],
+    }
+}
+
+fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
+    match w {
+        WeightFormat::Bf16 => Some("bf16"),
+        WeightFormat::Fp8 => Some("fp8_block"),
+        WeightFormat::Mxfp4 => Some("mxfp4"),
+        WeightFormat::W8a8Int8 => None,
+    }
+}
+
+fn kv_name(k: KvDtype) -> &'static str {
+    match k {
+        KvDtype::Bf16 => "bf16",
+        KvDtype::Fp8 => "fp8",
+    }
+}
+
+fn linear(db: &KernelDb, shape: ops::GemmShape, dtypes: &[&str]) -> Linear {
+    let dtypes: &[&str] = if shape.bf16 { &["bf16"] } else { dtypes };
+    for d in dtypes {
+        if let Some((curve, nk_outside)) = db.gemm(d, shape.n, shape.k) {
+            return Linear {
+                shape,
+                curve: Some(curve),
+                nk_outside,
+            };
+        }
+    }
+    Linear {
+        shape,
+        curve: None,
+        nk_outside: false,
+    }
+}
+
+/// Of numeric `values`, the one nearest `target` in log distance.
+fn nearest(values: &[String], target: f64) -> Option<String> {
+    values
+        .iter()
+        .filter_map(|v| Some((v.parse::<f64>().ok().filter(|x| *x > 0.0)?, v)))
+        .min_by(|a, b| {
+            let d = |x: f64| (x / target).ln().abs();
+            d(a.0).total_cmp(&d(b.0))
+        })
+        .map(|(_, v)| v.clone())
+}
+
+fn num(v: &str) -> f64 {
+    v.parse().unwrap_or(1.0)
+}
+
+/// GQA attention of one phase (`op` = generation_attention or context_attention).
+fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
+    let h = model.q_heads_per_rank(server.attn_tp);
+    let kv = model.kv_heads_per_rank(server.attn_tp) as f64;
+    let lanes = [
+        server.attention_backend.as_str(),
+        "flash_attention",
+        "fa3",
+        "trtllm_mha",
+        "flashinfer",
+        "triton",
+    ];
+    let tail = [s(model.head_dim), s(0)];
+    for lane in lanes {
+        for kvd in [kv_name(server.kv_dtype), "bf16"] {
+            let base = [s(lane), s(kvd)];
+            // The rank's exact (heads, kv_heads), else the nearest measured heads, then the
+            // nearest kv_heads measured with them, that has rows for this head_dim.
+            let mut pairs = vec![(s(h), s(kv))];
+            let hs = db.next_values(op, &base);
+            if let Some(hc) = nearest(&hs, h) {
+                let kvs = db.next_values(op, &[base[0].clone(), base[1].clone(), hc.clone()]);
+                if let Some(kvc) = nearest(&kvs, kv) {
+                    pairs.push((hc, kvc));
+                }
+            }
+            for (hc, kvc) in pairs {
+                let want = [
+                    base[0].clone(),
+                    base[1].clone(),
+                    hc.clone(),
+                    kvc.clone(),
+                    tail[0].clone(),
+                    tail[1].clone(),
+                ];
+                let Some(mut surface) = db.surface(op, &want) else {
+                    continue;
+                };
+                let (hc, kvc) = (num(&hc), num(&kvc));
+                let context = op.starts_with("context");
+                if context {
+                    surface.exponents = (1.0, 2.0);
+                }
+                // Decode is bound by reading K/V (∝ KV heads), prefill by FLOPs (∝ query heads).
+                let scale = if context { h / hc } else { kv / kvc };
+                let mut note = format!(
+                    "{op} lane {lane}, kv {kvd}, heads {hc}/{kvc}, head_dim {}",
+                    model.head_dim
+                );
+                if scale != 1.0 {
+                    note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
+                }
+                if lane != server.attention_backend {
+                    note += &format!(" (no {} rows)", server.attention_backend);
+                }
+                return Attention {
+                    surface: Some(surface),
+                    scale,
+                    note,
+                };
+            }
+        }
+    }
+    Attention {
+        surface: None,
+        scale: 1.0,
+        note: format!(
+            "roofline: no {op} rows for head_dim {} in the {} tables",
+            model.head_dim, db.system
+        ),
+    }
+}
+
+/// MLA attention of one phase (`op` = generation_mla or context_mla), by heads per rank.
+fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
+    let h = model.q_heads_per_rank(server.attn_tp);
+    for kvd in [kv_name(server.kv_dtype), "bf16"] {
+        let Some(hc) = nearest(&db.next_values(op, &[s(kvd)]), h) else {
+            continue;
+        };
+        let Some(tpc) = nearest(
+            &db.next_values(op, &[s(kvd), hc.clone()]),
+            server.attn_tp as f64,
+        ) else {
+            continue;
+        };
+        let Some(mut surface) = db.surface(op, &[s(kvd), hc.clone(), tpc.clone()]) else {
+            continue;
+        };
+        if op.starts_with("context") {
+            surface.exponents = (1.0, 2.0);
+        }
+        let scale = h / num(&hc);
+        let mut note = format!("{op} kv {kvd}, heads {hc} (tp {tpc})");
+        if scale != 1.0 {
+            note += &format!(", scaled ×{scale:.3} to the rank's {h} heads");
+        }
+        return Attention {
+            surface: Some(surface),
+            scale,
+            note,
+        };
+    }
+    Attention {
+        surface: None,
+        scale: 1.0,
+        note: format!("roofline: no SGLang {op} table for {}", db.system),
+    }
+}
+
+impl KernelCost {
+    /// Builds the deployment's curves from `db`.
+    pub fn new(
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        server: &ServerConfig,
+        db: &KernelDb,
+    ) -> Result<KernelCost> {
+        let roof = Roofline::new(hw, model, server)?;
+        let dtypes = gemm_dtypes(server.weight_format);
+        let lin = |v: Vec<ops::GemmShape>| -> Vec<Linear> {
+            v.into_iter().map(|g| linear(db, g, dtypes)).collect()
+        };
+        let tp = server.tp;
+        let (decode_attn, prefill_attn) = if model.mla.is_some() {
+            (
+                mla(db, "generation_mla", model, server),
+                mla(db, "context_mla", model, server),
+            )
+        } else {
+            (
+                gqa(db, "generation_attention", model, server),
+                gqa(db, "context_attention", model, server),
+            )
+        };
+        let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
+            (Some(m), Some(d)) => {
+                let want = [
+                    s(d),
+                    s(model.hidden_size),
+                    s(m.expert_intermediate_size),
+                    s(m.experts_per_token),
+                    s(m.num_experts),
+                    s(tp),
+                    s(1),
+                ];
+                match db.curve("moe", &want) {
+                    Some(c) => (
+                        Some(c),
+                        format!(
+                            "moe table {d}, E={} top-{} inter {} moe_tp {tp}",
+                            m.num_experts, m.experts_per_token, m.expert_intermediate_size
+                        ),
+                    ),
+                    None => (
+                        None,
+                        format!(
+                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}",
+                            model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token
+                        ),
+                    ),
+                }
+            }
+            (Some(_), None) => (
+                None,
+                format!(
+                    "roofline: no moe table for {:?} weights",
+                    server.weight_format
+                ),
+            ),
+            _ => (None, String::new()),
+        };
+        let gpus = [s(tp)];
+        let lane = |l: &str| [s(tp), s(l)];
+        let first_table = db.table("gemm").or_else(|| db.table("moe"));
+        Ok(KernelCost {
+            overheads: Overheads::new(hw, model, server),
+            provenance: format!(
+                "{} sglang {} ({})",
+                db.system,
+                first_table.map_or("?", |t| t.sglang.as_str()),
+                db.origin
+            ),
+            gemm_dtype: dtypes.first().map_or("none".into(), |d| d.to_string()),
+            hidden: model.hidden_size as f64,
+            tp,
+            num_layers: model.num_layers as f64,
+            dense_layers: (model.num_layers - model.moe_layers()) as f64,
+            moe_layers: model.moe_layers() as f64,
+            windowed_layers: model
+                .sliding_window
+                .as_ref()
+                .map_or(0.0, |w| w.layers as f64),
+            window: model
+                .sliding_window
+                .as_ref()
+                .map(|w| w.window_tokens as f64),
+            attn_gemms: lin(ops::attention(model, server.attn_tp)),
+            dense_mlp: lin(ops::dense_mlp(model, tp)),
+            moe_dense: lin(ops::moe_dense(model, tp)),
+            experts,
+            experts_note,
+            lm_head: linear(db, ops::lm_head(model, tp), dtypes),
+            decode_attn,
+            prefill_attn,
+            all_reduce: AllReduce {
+                custom_graph: db.curve("custom_allreduce", &lane("graph")),
+                custom_eager: db.curve("custom_allreduce", &lane("eager")),
+                nccl: db.curve("nccl_allreduce", &gpus),
+            },
+            dp_attention: server.dp_attention,
+            roof,
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! `--explain` for the kernel backend: the step's components with the tables (or roofline
+//! fallbacks) that priced them and whether a lookup left a table's grid.
+use super::{KernelCost, Linear, Parts, X_AR, X_ATTN, X_GEMM, X_HEAD, X_MOE};
+use crate::cost::breakdown::{Component, CostItem, StepBreakdown};
+use crate::cost::BatchShape;
+
+fn flag(p: &Parts, bit: u8) -> &'static str {
+    if p.extrapolated & bit != 0 {
+        "; EXTRAPOLATED beyond the measured grid"
+    } else {
+        ""
+    }
+}
+
+fn gemm_list(ops: &[Linear], dtype: &str) -> String {
+    ops.iter()
+        .map(|o| {
+            let src = match (&o.curve, o.shape.bf16) {
+                (None, _) => "roofline".to_string(),
+                (Some(_), true) => "bf16".into(),
+                (Some(_), false) => dtype.into(),
+            };
+            format!("{} {}x{} {src}", o.shape.name, o.shape.n, o.shape.k)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
+    let p = k.parts(s);
+    let time = k.overheads.with_cpu(
+        p.gpu_ns(),
+        k.overheads.cpu_ns(s.decode_reqs + s.prefill_reqs),
+    );
+    let prov = &k.provenance;
+    let mut linear: Vec<Linear> = k.attn_gemms.clone();
+    linear.extend(k.dense_mlp.iter().cloned());
+    linear.extend(k.moe_dense.iter().cloned());
+    let mut attn = Vec::new();
+    if s.decode_reqs > 0 {
+        attn.push(format!(
+            "decode: {} at batch {} × mean context {:.0}",
+            k.decode_attn.note,
+            s.decode_reqs,
+            s.decode_ctx_sum as f64 / s.decode_reqs as f64
+        ));
+    }
+    if s.prefill_reqs > 0 {
+        attn.push(format!(
+            "prefill: {} at {} requests × equivalent prompt {:.0}",
+            k.prefill_attn.note,
+            s.prefill_reqs,
+            (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt()
+        ));
+    }
+    let ar_detail = if k.tp <= 1 {
+        "tp 1: none".to_string()
+    } else {
+        format!(
+            "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}",
+            if p.nccl {
+                "nccl_allreduce table"
+            } else if p.eager {
+                "custom_allreduce table (eager lane)"
+            } else {
+                "custom_allreduce table (graph lane)"
+            },
+            p.rows,
+            k.hidden,
+            k.tp,
+            flag(&p, X_AR)
+        )
+    };
+    let items = vec![
+        CostItem {
+            component: Component::Gemm,
+            time_ns: p.gemm,
+            detail: format!(
+                "kernels {prov}: gemm table at m={:.0}{}: {}{}",
+                p.rows,
+                if s.graph_bs.is_some() && s.prefill_reqs == 0 { " (CUDA-graph padded)" } else { "" },
+                gemm_list(&linear, &k.gemm_dtype),
+                flag(&p, X_GEMM)
+            ),
+        },
+        CostItem {
+            component: Component::Attention,
+            time_ns: p.attention,
+            detail: format!("kernels: {}{}", attn.join("; "), flag(&p, X_ATTN)),
+        },
+        CostItem {
+            component: Component::Moe,
+            time_ns: p.moe,
+            detail: if k.moe_layers > 0.0 {
+                format!("kernels: {} at {:.0} tokens{}", k.experts_note, p.rows, flag(&p, X_MOE))
+            } else {
+                "dense model".into()
+            },
+        },
+        CostItem {
+            component: Component::AllReduce,
+            time_ns: p.all_reduce,
+            detail: format!("kernels: {ar_detail}"),
+        },
+        CostItem {
+            component: Component::LmHead,
+            time_ns: p.lm_head,
+            detail: format!(
+                "kernels: {} over {} logit rows{}",
+                gemm_list(std::slice::from_ref(&k.lm_head), "bf16"),
+                s.decode_reqs + s.prefill_reqs,
+                flag(&p, X_HEAD)
+            ),
+        },
+        CostItem {
+            component: Component::GpuOverhead,
+            time_ns: p.fixed,
+            detail: format!(
+                "profile overheads: {} step (graph launch, sampling, per-layer floors{})",
+                if p.eager { "eager" } else { "CUDA-graph" },
+                if p.eager { ", per-layer launches" } else { "" }
+            ),
+        },
+        CostItem {
+            component: Component::Cpu,
+            time_ns: time.cpu_ns,
+            detail: "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into(),
+        },
+    ];
+    StepBreakdown {
+        backend: "kernels".into(),
+        items,
+        time,
+    }
+}

@@ -1,0 +1,365 @@
+//! The measured-kernel [`StepCost`]: SGLang's own kernels as NVIDIA AIConfigurator measured
+//! them (GEMM by dtype×m×n×k, context and generation attention, MLA, fused MoE, custom
+//! all-reduce and NCCL; tables in `hardware-profiles/kernels/`, see NOTICE), interpolated.
+//!
+//! At resolve, every operator of the deployment becomes a curve over the one quantity a step
+//! varies: each GEMM of a layer (n, k fixed by model and TP) over m tokens, the routed experts
+//! over tokens, the all-reduce over message size, decode attention over (batch, context) and
+//! prefill attention over (requests, prompt length). A step is then a handful of lookups,
+//! O(log grid), never O(batch). The batch arrives as aggregates ([`BatchShape`]), so:
+//! decode attention is priced at the batch's mean context (exact for a memory-bound kernel,
+//! whose time is linear in Σ context); prefill attention at the prompt length with the same
+//! causal work per request, L = √(2·work/requests) (exact for a compute-bound kernel; prefixes
+//! are folded into the work). Sliding-window layers clip the context / work to the window.
+//! An operator the tables do not cover (no rows for the dtype, head_dim, MoE shape or TP size;
+//! MLA where SGLang has no table) falls back to the roofline's price for that operator alone,
+//! and `--explain` says so. The fixed and CPU overheads are the shared [`Overheads`].
+mod build;
+pub mod curve;
+pub mod db;
+mod explain;
+pub mod ops;
+pub mod table;
+
+use super::overheads::Overheads;
+use super::roofline::Roofline;
+use super::{BatchShape, StepCost, StepTime};
+use curve::{Curve, Surface};
+use ops::GemmShape;
+
+/// Largest message SGLang's custom all-reduce takes (its `max_size`, 8 MiB); NCCL above.
+pub const CUSTOM_ALLREDUCE_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+
+/// Bits of [`Parts::extrapolated`]: which components left a table's grid.
+const X_GEMM: u8 = 1;
+const X_ATTN: u8 = 2;
+const X_MOE: u8 = 4;
+const X_AR: u8 = 8;
+const X_HEAD: u8 = 16;
+
+/// One GEMM of the deployment: its curve over m, or the roofline's price.
+#[derive(Debug, Clone)]
+struct Linear {
+    shape: GemmShape,
+    curve: Option<Curve>,
+    /// n or k outside the table's grid (the curve is extrapolated in n/k).
+    nk_outside: bool,
+}
+
+/// Attention of one phase (decode or prefill): a surface over (batch, length), scaled from the
+/// nearest measured head count, or the roofline's price.
+#[derive(Debug, Clone)]
+struct Attention {
+    surface: Option<Surface>,
+    scale: f64,
+    note: String,
+}
+
+/// The TP all-reduce: custom all-reduce (graph and eager lanes) below its size limit, NCCL above.
+#[derive(Debug, Clone)]
+struct AllReduce {
+    custom_graph: Option<Curve>,
+    custom_eager: Option<Curve>,
+    nccl: Option<Curve>,
+}
+
+/// A step's GPU time by component, ns, with the extrapolation flags.
+#[derive(Debug, Clone, Copy, Default)]
+struct Parts {
+    gemm: f64,
+    attention: f64,
+    moe: f64,
+    all_reduce: f64,
+    lm_head: f64,
+    fixed: f64,
+    extrapolated: u8,
+    /// The all-reduce went to NCCL (message above the custom all-reduce's limit).
+    nccl: bool,
+    rows: f64,
+    eager: bool,
+}
+
+impl Parts {
+    fn gpu_ns(&self) -> f64 {
+        self.gemm + self.attention + self.moe + self.all_reduce + self.lm_head + self.fixed
+    }
+}
+
+/// The measured-kernel backend for one deployment.
+#[derive(Debug, Clone)]
+pub struct KernelCost {
+    roof: Roofline,
+    overheads: Overheads,
+    /// `system, sglang version, origin` of the tables, for `--explain`.
+    provenance: String,
+    gemm_dtype: String,
+    hidden: f64,
+    tp: u64,
+    num_layers: f64,
+    dense_layers: f64,
+    moe_layers: f64,
+    windowed_layers: f64,
+    window: Option<f64>,
+    attn_gemms: Vec<Linear>,
+    dense_mlp: Vec<Linear>,
+    moe_dense: Vec<Linear>,
+    experts: Option<Curve>,
+    experts_note: String,
+    lm_head: Linear,
+    decode_attn: Attention,
+    prefill_attn: Attention,
+    all_reduce: AllReduce,
+    dp_attention: bool,
+}
+
+/// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
+fn rows(s: &BatchShape) -> f64 {
+    match s.graph_bs {
+        Some(bs) if s.prefill_reqs == 0 => bs as f64,
+        _ => (s.prefill_tokens + s.decode_reqs) as f64,
+    }
+}
+
+fn eager(s: &BatchShape) -> bool {
+    s.graph_bs.is_none() || s.prefill_reqs > 0
+}
+
+impl KernelCost {
+    fn linear(&self, ops: &[Linear], rows: f64, x: &mut u8, bit: u8) -> f64 {
+        if rows <= 0.0 {
+            return 0.0;
+        }
+        let mut t = 0.0;
+        for op in ops {
+            t += self.linear_one(op, rows, x, bit);
+        }
+        t
+    }
+
+    fn linear_one(&self, op: &Linear, rows: f64, x: &mut u8, bit: u8) -> f64 {
+        match &op.curve {
+            Some(c) => {
+                let (v, out) = c.at(rows);
+                if out || op.nk_outside {
+                    *x |= bit;
+                }
+                v
+            }
+            None => self
+                .roof
+                .gemm_op_ns(op.shape.n * op.shape.k, rows, op.shape.bf16),
+        }
+    }
+
+    fn experts_ns(&self, rows: f64, x: &mut u8) -> f64 {
+        if rows <= 0.0 || self.moe_layers == 0.0 {
+            return 0.0;
+        }
+        match &self.experts {
+            Some(c) => {
+                let (v, out) = c.at(rows);
+                if out {
+                    *x |= X_MOE;
+                }
+                v
+            }
+            None => self.roof.experts_op_ns(rows),
+        }
+    }
+
+    /// All-reduce of `tokens` hidden states over the TP group; returns (ns, went to NCCL).
+    fn all_reduce_ns(&self, tokens: f64, graph: bool, x: &mut u8) -> (f64, bool) {
+        if self.tp <= 1 || tokens <= 0.0 {
+            return (0.0, false);
+        }
+        let elements = tokens * self.hidden;
+        let ar = &self.all_reduce;
+        let custom = if graph {
+            ar.custom_graph.as_ref().or(ar.custom_eager.as_ref())
+        } else {
+            ar.custom_eager.as_ref().or(ar.custom_graph.as_ref())
+        };
+        let (curve, nccl) = if 2.0 * elements <= CUSTOM_ALLREDUCE_MAX_BYTES {
+            (custom.or(ar.nccl.as_ref()), custom.is_none())
+        } else {
+            (ar.nccl.as_ref().or(custom), ar.nccl.is_some())
+        };
+        match curve {
+            Some(c) => {
+                let (v, out) = c.at(elements);
+                if out {
+                    *x |= X_AR;
+                }
+                (v, nccl)
+            }
+            None => (self.roof.all_reduce_op_ns(tokens), false),
+        }
+    }
+
+    /// Attention kernels of every layer for `s`.
+    fn attention_ns(&self, s: &BatchShape, x: &mut u8) -> f64 {
+        let full_layers = self.num_layers - self.windowed_layers;
+        let mut t = 0.0;
+        if s.decode_reqs > 0 {
+            let d = &self.decode_attn;
+            match &d.surface {
+                Some(sf) => {
+                    let b = s.decode_reqs as f64;
+                    let mean = s.decode_ctx_sum as f64 / b;
+                    let (v, out) = sf.at(b, mean);
+                    t += full_layers * v * d.scale;
+                    if self.windowed_layers > 0.0 {
+                        let w = self.window.map_or(mean, |w| mean.min(w));
+                        t += self.windowed_layers * sf.at(b, w).0 * d.scale;
+                    }
+                    if out {
+                        *x |= X_ATTN;
+                    }
+                }
+                None => {
+                    let only = BatchShape {
+                        decode_reqs: s.decode_reqs,
+                        decode_ctx_sum: s.decode_ctx_sum,
+                        graph_bs: s.graph_bs,
+                        ..Default::default()
+                    };
+                    t += self.roof.attention_op_ns(&only);
+                }
+            }
+        }
+        if s.prefill_reqs > 0 {
+            let p = &self.prefill_attn;
+            match &p.surface {
+                Some(sf) => {
+                    let r = s.prefill_reqs as f64;
+                    let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
+                    let (v, out) = sf.at(r, len(s.prefill_attn_work));
+                    t += full_layers * v * p.scale;
+                    if self.windowed_layers > 0.0 {
+                        let (w, _) = sf.at(r, len(s.prefill_attn_work_windowed));
+                        t += self.windowed_layers * w * p.scale;
+                    }
+                    if out {
+                        *x |= X_ATTN;
+                    }
+                }
+                None => {
+                    let only = BatchShape {
+                        decode_reqs: 0,
+                        decode_ctx_sum: 0,
+                        graph_bs: None,
+                        ..*s
+                    };
+                    t += self.roof.attention_op_ns(&only);
+                }
+            }
+        }
+        t
+    }
+
+    /// MLP / MoE layers, their collectives and the LM head over `p.rows` tokens (`logits` rows
+    /// for the head), plus the fixed GPU overheads, into `p`.
+    fn add_shared_parts(&self, p: &mut Parts, logits: f64) {
+        let (rows, eager) = (p.rows, p.eager);
+        let x = &mut p.extrapolated;
+        p.gemm += self.dense_layers * self.linear(&self.dense_mlp, rows, x, X_GEMM);
+        if self.moe_layers > 0.0 {
+            p.gemm += self.moe_layers * self.linear(&self.moe_dense, rows, x, X_GEMM);
+            p.moe += self.moe_layers * self.experts_ns(rows, x);
+        }
+        let (ar, nccl) = self.all_reduce_ns(rows, !eager, x);
+        p.all_reduce += self.num_layers * 2.0 * ar;
+        p.nccl = nccl;
+        if logits > 0.0 {
+            p.lm_head += self.linear_one(&self.lm_head, logits, x, X_HEAD);
+        }
+        p.fixed = self.overheads.fixed_gpu_ns(eager);
+    }
+
+    fn parts(&self, s: &BatchShape) -> Parts {
+        let mut p = Parts::default();
+        if s.prefill_tokens + s.decode_reqs == 0 {
+            return p;
+        }
+        p.rows = rows(s);
+        p.eager = eager(s);
+        p.gemm =
+            self.num_layers * self.linear(&self.attn_gemms, p.rows, &mut p.extrapolated, X_GEMM);
+        p.attention = self.attention_ns(s, &mut p.extrapolated);
+        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
+        self.add_shared_parts(&mut p, logits);
+        p
+    }
+
+    /// One lockstep step of DP-attention ranks, as the roofline's `group_gpu_ns`: attention
+    /// (projections and kernels) per rank, the slowest rank setting the pace; MLP / MoE,
+    /// collectives and LM head over the tokens gathered from every rank (padded to ranks × the
+    /// largest rank's rows when all ranks replay graphs).
+    fn group_parts(&self, shapes: &[BatchShape]) -> Parts {
+        let mut p = Parts::default();
+        let busy = || shapes.iter().filter(|s| !s.is_empty());
+        if busy().next().is_none() {
+            return p;
+        }
+        p.eager = busy().any(eager);
+        p.rows = if p.eager {
+            busy()
+                .map(|s| (s.prefill_tokens + s.decode_reqs) as f64)
+                .sum()
+        } else {
+            shapes.len() as f64 * busy().map(rows).fold(0.0, f64::max)
+        };
+        for s in busy() {
+            let mut x = 0;
+            let g = self.num_layers * self.linear(&self.attn_gemms, rows(s), &mut x, X_GEMM);
+            let a = self.attention_ns(s, &mut x);
+            if g + a > p.gemm + p.attention {
+                p.gemm = g;
+                p.attention = a;
+            }
+            p.extrapolated |= x;
+        }
+        let logits: f64 = busy()
+            .map(|s| (s.decode_reqs + s.prefill_reqs) as f64)
+            .sum();
+        self.add_shared_parts(&mut p, logits);
+        p
+    }
+}
+
+impl StepCost for KernelCost {
+    fn step_time(&self, s: &BatchShape) -> StepTime {
+        let o = &self.overheads;
+        o.with_cpu(
+            self.parts(s).gpu_ns(),
+            o.cpu_ns(s.decode_reqs + s.prefill_reqs),
+        )
+    }
+
+    fn explain(&self, s: &BatchShape) -> super::breakdown::StepBreakdown {
+        explain::breakdown(self, s)
+    }
+
+    /// Each rank's scheduler runs its own CPU work in parallel: the slowest one counts.
+    fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
+        if !self.dp_attention || shapes.len() <= 1 {
+            return shapes
+                .iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| self.step_time(s))
+                .fold(StepTime::default(), |a, b| {
+                    if b.total_ns > a.total_ns {
+                        b
+                    } else {
+                        a
+                    }
+                });
+        }
+        let o = &self.overheads;
+        let cpu_ns = shapes
+            .iter()
+            .map(|s| o.cpu_ns(s.decode_reqs + s.prefill_reqs))
+            .fold(0.0, f64::max);
+        o.with_cpu(self.group_parts(shapes).gpu_ns(), cpu_ns)
+    }
+}

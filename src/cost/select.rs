@@ -1,0 +1,89 @@
+//! Which [`StepCost`] backend prices a scenario: `--cost-model roofline|kernels` (or
+//! `cost-model:` in a scenario's `server:` section). Default: the roofline, unless
+//! `--kernel-db DIR` is given. The measured-kernel tables (`kernel_tables:` in the A100, H100,
+//! H200 and B200 profiles) are opt-in for now: on the recorded A100 runs (SGLang 0.5.1,
+//! flashinfer) the SGLang 0.5.10 tables with the overheads fitted for the roofline price steps
+//! 20–35% too slow at large batch, and calibration fits the roofline's constants; the kernel
+//! backend becomes the default once a joint fit of its overheads validates it.
+use super::kernels::db::KernelDb;
+use super::kernels::KernelCost;
+use super::roofline::Roofline;
+use super::StepCost;
+use crate::error::{Error, Result};
+use crate::spec::hardware::HardwareProfile;
+use crate::spec::model::ModelSpec;
+use crate::spec::server::ServerConfig;
+use std::path::PathBuf;
+
+/// A step-cost backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CostModel {
+    Roofline,
+    Kernels,
+}
+
+impl CostModel {
+    pub const NAMES: &'static str = "roofline, kernels";
+    pub fn parse(s: &str) -> Result<CostModel> {
+        match s {
+            "roofline" => Ok(CostModel::Roofline),
+            "kernels" | "kernel" => Ok(CostModel::Kernels),
+            other => Err(Error::Unknown {
+                kind: "cost model (--cost-model)",
+                name: other.into(),
+                available: Self::NAMES.into(),
+            }),
+        }
+    }
+}
+
+/// The user's choice: backend (`None` = the default rule) and an optional table directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostChoice {
+    pub model: Option<CostModel>,
+    pub kernel_db: Option<PathBuf>,
+}
+
+impl CostChoice {
+    /// The backend this choice resolves to.
+    pub fn resolve(&self) -> CostModel {
+        self.model.unwrap_or(if self.kernel_db.is_some() {
+            CostModel::Kernels
+        } else {
+            CostModel::Roofline
+        })
+    }
+}
+
+/// Builds the step-cost backend of one deployment.
+pub fn build(
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+    choice: &CostChoice,
+) -> Result<Box<dyn StepCost>> {
+    match choice.resolve() {
+        CostModel::Roofline => Ok(Box::new(Roofline::new(hw, model, server)?)),
+        CostModel::Kernels => {
+            let system = hw.kernel_tables.as_deref();
+            let db = match (&choice.kernel_db, system) {
+                (Some(dir), _) => std::sync::Arc::new(KernelDb::from_dir(
+                    dir,
+                    system.unwrap_or_default(),
+                )?),
+                (None, Some(sys)) => KernelDb::bundled(sys)?,
+                (None, None) => {
+                    return Err(Error::invalid(
+                        "--cost-model",
+                        "cost_model",
+                        format!(
+                            "kernels: hardware profile {} names no kernel tables (`kernel_tables:`); pass --kernel-db DIR or --cost-model roofline",
+                            hw.name
+                        ),
+                    ))
+                }
+            };
+            Ok(Box::new(KernelCost::new(hw, model, server, &db)?))
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The measured-kernel cost backend: bundled tables against values read independently from
+//! AIConfigurator's parquet files (tests/data/kernel_vectors.txt, written by
+//! scripts/import_aiconfigurator.py), monotonicity of every bundled model × system, agreement
+//! in magnitude with the roofline, `--explain` consistency, and bad `--kernel-db` input.
+mod common;
+
+use common::fails_with;
+use servesim::cost::kernels::db::KernelDb;
+use servesim::cost::{build, BatchShape, CostChoice, CostModel, StepCost};
+use servesim::spec::bundled::{load_hardware, load_model, model_names};
+use servesim::spec::server::{ServerConfig, ServerFlags};
+
+#[test]
+fn bundled_tables_hold_the_parquet_values() {
+    let text = include_str!("data/kernel_vectors.txt");
+    let mut checked = 0;
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        // "<system> <op> <key...> @ <axis> = <ms> ms"
+        let (lhs, rhs) = line.split_once(" @ ").unwrap();
+        let mut f = lhs.split_whitespace();
+        let (system, op) = (f.next().unwrap(), f.next().unwrap());
+        let key: Vec<&str> = f.collect();
+        let (x, ms) = rhs.split_once(" = ").unwrap();
+        let x: f64 = x.parse().unwrap();
+        let ms: f64 = ms.trim_end_matches(" ms").parse().unwrap();
+        let db = KernelDb::bundled(system).unwrap();
+        let t = db.table(op).unwrap();
+        let rows = t.rows();
+        let row = rows.iter().find(|r| r.key == key).expect("row present");
+        let j = t.grid.iter().position(|&g| g == x).expect("grid point");
+        let ns = row.values_ns[j].unwrap();
+        // Stored with 4 significant digits.
+        assert!(
+            (ns / (ms * 1e6) - 1.0).abs() < 6e-4,
+            "{line}: table holds {ns} ns"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked} vectors");
+}
+
+/// (kernels backend, roofline backend, resolved server) of one deployment.
+type Deployment = (Box<dyn StepCost>, Box<dyn StepCost>, ServerConfig);
+
+fn deployment(hw: &str, model: &str, tp: u64) -> Option<Deployment> {
+    let h = load_hardware(hw).unwrap();
+    let m = load_model(model).unwrap();
+    let flags = ServerFlags {
+        tp: Some(tp),
+        ..Default::default()
+    };
+    let server = ServerConfig::resolve(&flags, &h, &m).ok()?;
+    let choice = |c| CostChoice {
+        model: Some(c),
+        kernel_db: None,
+    };
+    Some((
+        build(&h, &m, &server, &choice(CostModel::Kernels)).unwrap(),
+        build(&h, &m, &server, &choice(CostModel::Roofline)).unwrap(),
+        server,
+    ))
+}
+
+fn decode(server: &ServerConfig, bs: u64, ctx: u64) -> BatchShape {
+    BatchShape {
+        decode_reqs: bs,
+        decode_ctx_sum: bs * ctx,
+        graph_bs: server.graph_batch_size(bs),
+        ..Default::default()
+    }
+}
+
+fn prefill(tokens: u64, prefix: u64) -> BatchShape {
+    let mut s = BatchShape::default();
+    s.add_prefill(tokens, prefix, None);
+    s
+}
+
+#[test]
+fn every_bundled_table_is_well_formed() {
+    for system in servesim::cost::kernels::db::bundled_systems() {
+        for op in servesim::cost::kernels::db::OPS {
+            let path = format!("hardware-profiles/kernels/{system}/{op}.txt");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let t =
+                servesim::cost::kernels::table::Table::parse(&text, std::path::Path::new(&path))
+                    .unwrap();
+            assert_eq!((t.system.as_str(), t.op.as_str()), (system, *op));
+            assert!(!t.rows().is_empty());
+        }
+    }
+}
+
+#[test]
+fn step_time_never_decreases_with_batch_tokens_or_context() {
+    let mut deployments = 0;
+    for hw in ["a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"] {
+        for model in model_names() {
+            for tp in [1, 2, 4, 8] {
+                let Some((k, _, server)) = deployment(hw, model, tp) else {
+                    continue;
+                };
+                deployments += 1;
+                let gpu = |s: &BatchShape| k.step_time(s).gpu_ns;
+                let mut last = 0.0;
+                for bs in [1, 2, 3, 8, 17, 64, 100, 256, 600, 1500, 3000] {
+                    let t = gpu(&decode(&server, bs, 1000));
+                    assert!(
+                        t >= last,
+                        "{hw} {model} tp{tp}: decode bs {bs} {t} < {last}"
+                    );
+                    last = t;
+                }
+                last = 0.0;
+                for ctx in [1, 100, 1000, 5000, 30000, 200_000] {
+                    let t = gpu(&decode(&server, 32, ctx));
+                    assert!(t >= last, "{hw} {model} tp{tp}: ctx {ctx} {t} < {last}");
+                    last = t;
+                }
+                last = 0.0;
+                for tokens in [1, 16, 100, 1000, 4096, 8192, 20000, 40000] {
+                    let t = gpu(&prefill(tokens, 0));
+                    assert!(
+                        t >= last,
+                        "{hw} {model} tp{tp}: prefill {tokens} {t} < {last}"
+                    );
+                    last = t;
+                }
+                last = 0.0;
+                for prefix in [0, 1000, 10000, 100_000] {
+                    let t = gpu(&prefill(2048, prefix));
+                    assert!(
+                        t >= last,
+                        "{hw} {model} tp{tp}: prefix {prefix} {t} < {last}"
+                    );
+                    last = t;
+                }
+            }
+        }
+    }
+    assert!(deployments > 40, "{deployments} deployments checked");
+}
+
+#[test]
+fn kernels_and_roofline_agree_in_magnitude_on_a_dense_decode_step() {
+    for (hw, model, tp) in [
+        ("h100-sxm5-80gb", "qwen3-8b", 1),
+        ("h100-sxm5-80gb", "llama-3.1-70b", 8),
+        ("a100-sxm4-80gb", "qwen3-32b", 2),
+    ] {
+        let (k, r, server) = deployment(hw, model, tp).unwrap();
+        for bs in [1, 32, 256] {
+            let s = decode(&server, bs, 2000);
+            let ratio = k.step_time(&s).gpu_ns / r.step_time(&s).gpu_ns;
+            assert!(
+                (0.5..2.0).contains(&ratio),
+                "{hw} {model} tp{tp} bs {bs}: kernels/roofline = {ratio}"
+            );
+        }
+    }
+}
+
+#[test]
+fn explain_items_sum_to_the_step_gpu_time() {
+    for (hw, model, tp) in [
+        ("h100-sxm5-80gb", "qwen3-8b", 1),
+        ("h200-sxm-141gb", "deepseek-v3", 8),
+        ("a100-sxm4-80gb", "qwen3-30b-a3b", 2),
+        ("h100-sxm5-80gb", "gpt-oss-20b", 1),
+    ] {
+        let (k, r, server) = deployment(hw, model, tp).unwrap();
+        for s in [decode(&server, 48, 1500), prefill(8192, 100)] {
+            for (name, cost) in [("kernels", &k), ("roofline", &r)] {
+                let b = cost.explain(&s);
+                assert_eq!(b.backend, name);
+                assert_eq!(b.time, cost.step_time(&s));
+                let sum = b.gpu_items_ns();
+                assert!(
+                    (sum - b.time.gpu_ns).abs() <= 1e-6 * b.time.gpu_ns,
+                    "{hw} {model} {name}: items {sum} vs gpu {}",
+                    b.time.gpu_ns
+                );
+                assert!(b
+                    .items
+                    .iter()
+                    .all(|i| i.time_ns >= 0.0 && !i.detail.is_empty()));
+            }
+        }
+    }
+}
+
+#[test]
+fn ops_without_tables_fall_back_to_the_roofline_and_say_so() {
+    // a100_sxm's SGLang tables have head_dim 128 attention only and no MXFP4 MoE: gpt-oss
+    // (head_dim 64, MXFP4 experts) is priced by the roofline for those two ops.
+    let (k, r, server) = deployment("a100-sxm4-80gb", "gpt-oss-20b", 1).unwrap();
+    let s = decode(&server, 8, 500);
+    let (kb, rb) = (k.explain(&s), r.explain(&s));
+    let item = |b: &servesim::cost::breakdown::StepBreakdown, name: &str| {
+        b.items
+            .iter()
+            .find(|i| i.component.name() == name)
+            .unwrap()
+            .clone()
+    };
+    for name in ["attention", "moe"] {
+        let (ki, ri) = (item(&kb, name), item(&rb, name));
+        assert!(ki.detail.contains("roofline"), "{name}: {}", ki.detail);
+        assert!(
+            (ki.time_ns - ri.time_ns).abs() <= 1e-9 * ri.time_ns,
+            "{name}"
+        );
+    }
+    // MLA on H200 is priced from SGLang's MLA tables.
+    let (k, _, server) = deployment("h200-sxm-141gb", "deepseek-v3", 8).unwrap();
+    let b = k.explain(&decode(&server, 8, 500));
+    let attn = item(&b, "attention");
+    assert!(attn.detail.contains("generation_mla"), "{}", attn.detail);
+}
+
+#[test]
+fn bad_kernel_db_gives_one_line_naming_file_and_row() {
+    fails_with(
+        &[
+            "run",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--model",
+            "qwen2.5-0.5b",
+            "--num-prompts",
+            "2",
+            "--kernel-db",
+            "tests/fixtures/bad/kernel-db",
+        ],
+        &["gemm.txt:10", "expected 3 keys + 2 grid values"],
+    );
+    fails_with(
+        &["run", "--kernel-db", "tests/fixtures/bad/no-such-dir"],
+        &["--kernel-db", "not a directory"],
+    );
+    fails_with(
+        &["run", "--cost-model", "magic"],
+        &["cost model", "roofline, kernels"],
+    );
+}
