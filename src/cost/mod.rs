@@ -93,16 +93,21 @@ pub trait StepCost {
     /// One lockstep step of DP-attention ranks (`shapes[r]` is rank r's batch, empty when the
     /// rank idles). The default prices the ranks as independent GPUs: the slowest one.
     fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
-        shapes
-            .iter()
-            .filter(|s| !s.is_empty())
-            .map(|s| self.step_time(s))
-            .fold(StepTime::default(), |a, b| {
-                if b.total_ns > a.total_ns {
-                    b
-                } else {
-                    a
-                }
-            })
+        slowest_rank(shapes, |s| self.step_time(s))
     }
+}
+
+/// The step of independent ranks: the slowest busy rank's time (`step` prices one rank).
+pub fn slowest_rank(shapes: &[BatchShape], step: impl Fn(&BatchShape) -> StepTime) -> StepTime {
+    shapes
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(step)
+        .fold(StepTime::default(), |a, b| {
+            if b.total_ns > a.total_ns {
+                b
+            } else {
+                a
+            }
+        })
 }

@@ -343,17 +343,7 @@ impl StepCost for KernelCost {
     /// Each rank's scheduler runs its own CPU work in parallel: the slowest one counts.
     fn group_step_time(&self, shapes: &[BatchShape]) -> StepTime {
         if !self.dp_attention || shapes.len() <= 1 {
-            return shapes
-                .iter()
-                .filter(|s| !s.is_empty())
-                .map(|s| self.step_time(s))
-                .fold(StepTime::default(), |a, b| {
-                    if b.total_ns > a.total_ns {
-                        b
-                    } else {
-                        a
-                    }
-                });
+            return super::slowest_rank(shapes, |s| self.step_time(s));
         }
         let o = &self.overheads;
         let cpu_ns = shapes
