@@ -4,7 +4,6 @@
 //! none imports another); what several share is here and in `print`.
 mod calibrate;
 mod exec;
-mod explain;
 mod merge;
 mod plan;
 mod print;

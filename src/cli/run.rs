@@ -3,6 +3,7 @@
 use super::print::{preamble, stats_text};
 use crate::error::Result;
 use crate::report::{json, text};
+use crate::simulation::explain::explain_text;
 use crate::simulation::{run as simulate, RunOutput, Scenario};
 use crate::spec::workload::ScenarioFlags;
 use std::io::Write;
@@ -67,7 +68,7 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     };
     super::print::emit(out_w, &report)?;
     if a.explain {
-        super::print::emit(out_w, &super::explain::explain_text(&sc, &out)?)?;
+        super::print::emit(out_w, &explain_text(&sc, &out)?)?;
     }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
