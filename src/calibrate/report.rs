@@ -1,12 +1,19 @@
-//! The cross-validation part of the README's accuracy section: per fitted run, the in-sample,
-//! leave-one-model-out, leave-one-out and (when some fit is joint) leave-one-hardware-out
-//! errors side by side, and their medians per fit (with the MXFP4-expert runs also summarised
-//! apart, since their behaviour on pre-Hopper GPUs is outside what the cost model covers, and
-//! a joint fit's runs also per hardware). Built from a committed [`CrossvalFile`]; when the
-//! file's in-sample errors no longer match `servesim validate`'s, the section says it is stale.
-use super::crossval::{CrossvalFile, RunCv};
+//! The calibration's text reports. [`fit_report`]: what `servesim calibrate` prints about a
+//! fit. [`crossval_markdown`]: the cross-validation part of the README's accuracy section: per
+//! fitted run, the in-sample, leave-one-model-out, leave-one-out and (when some fit is joint)
+//! leave-one-hardware-out errors side by side, and their medians per fit (with the MXFP4-expert
+//! runs also summarised apart, since their behaviour on pre-Hopper GPUs is outside what the
+//! cost model covers, and a joint fit's runs also per hardware). Built from a committed
+//! [`CrossvalFile`]; when the file's in-sample errors no longer match `servesim validate`'s,
+//! the section says it is stale.
+use super::crossval::{CrossvalFile, FoldKind, ProfileCv, RunCv};
+use super::fit::FitResult;
 use super::loss::{max_abs, median_abs};
+use super::params::{format_value, AtBound, Sharing};
+use super::runs::Metric;
+use super::{id_ranges, Calibration};
 use crate::report::table::{fmt_err, Style, Table};
+use crate::spec::model::WeightFormat;
 use crate::validate::compare::{Headline, Validation};
 use crate::validate::render::validation_markdown;
 
@@ -14,6 +21,7 @@ use crate::validate::render::validation_markdown;
 pub const CROSSVAL_COMMAND: &str =
     "servesim calibrate --profile P --cross-validate --out-crossval validation/crossval.json";
 
+/// Signed % errors of one run's scored metrics.
 type Errs = [Option<f64>; 3];
 
 /// The error kinds shown: in-sample, LOMO, LOO, and LOHO when some run has it.
@@ -221,6 +229,221 @@ pub fn readme_markdown(v: &Validation) -> String {
             out.push('\n');
             out.push_str(&part);
         }
+    }
+    out
+}
+
+/// The text report of a fit: what was fitted, the constants (start, fitted, prior, bounds),
+/// per-run signed errors in-sample and in the cross-validation folds run, and their medians
+/// and maxima (per hardware for a joint fit; MXFP4-expert runs also apart when mixed).
+pub fn fit_report(
+    cal: &Calibration,
+    full: &FitResult,
+    cv: Option<&ProfileCv>,
+    kinds: &[FoldKind],
+) -> String {
+    let params = &cal.spec.params;
+    let mut out = format!(
+        "servesim calibrate: {}{} on {} runs ({}) of {}\nloss: {}\n",
+        if cal.joint() { "jointly " } else { "" },
+        cal.names(),
+        full.runs.len(),
+        id_ranges(&cal.set, &full.runs),
+        cal.manifest,
+        cal.spec.loss.describe()
+    );
+    for (name, why) in &cal.dropped {
+        out.push_str(&format!("left out: {name}: {why}\n"));
+    }
+    for line in &cal.clamped {
+        out.push_str(&format!("clamped: {line}\n"));
+    }
+    if cal.joint() {
+        for p in params {
+            out.push_str(&format!(
+                "{}: {} ({})\n",
+                p.name,
+                match p.sharing {
+                    Sharing::Shared => "shared",
+                    Sharing::PerHardware => "per hardware",
+                },
+                p.sharing_why
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "fit: loss {:.5} -> {:.5} in {} iterations, {:.5} after the polish ({} evaluations of {} runs)\n\n",
+        full.loss_start,
+        full.loss_lm,
+        full.iterations,
+        full.loss,
+        full.evaluations,
+        full.runs.len()
+    ));
+    let constants = Table {
+        header: ["constant", "start", "fitted", "prior", "bounds", ""]
+            .map(String::from)
+            .to_vec(),
+        rows: full
+            .slots
+            .iter()
+            .zip(&full.names)
+            .zip(full.start.iter().zip(&full.fitted))
+            .map(|((slot, n), (s, f))| {
+                let p = &params[slot.param];
+                vec![
+                    n.clone(),
+                    format_value(*s),
+                    format_value(*f),
+                    format_value(p.prior),
+                    format!("[{}, {}]", format_value(p.lo), format_value(p.hi)),
+                    match p.at_bound(*f) {
+                        Some(AtBound::Lower) => "AT LOWER BOUND".into(),
+                        Some(AtBound::Upper) => "AT UPPER BOUND".into(),
+                        None => String::new(),
+                    },
+                ]
+            })
+            .collect(),
+        right: vec![false, true, true, true, true, false],
+    };
+    out.push_str(&constants.render(Style::Text));
+    for (name, note) in full.at_bounds(params) {
+        out.push_str(&format!("{name}: {note}\n"));
+    }
+    out.push('\n');
+    // Columns: in-sample, then the folds run, in the README's order.
+    let shown: Vec<(&str, Option<FoldKind>)> = [
+        ("in", None),
+        ("LOMO", Some(FoldKind::Model)),
+        ("LOO", Some(FoldKind::Run)),
+        ("LOHO", Some(FoldKind::Hardware)),
+    ]
+    .into_iter()
+    .filter(|(_, k)| k.map_or(true, |k| cv.is_some() && kinds.contains(&k)))
+    .collect();
+    let mut header = vec!["run".to_string(), "model".to_string()];
+    if cal.joint() {
+        header.push("hardware".into());
+    }
+    let lead = header.len();
+    for m in Metric::ALL {
+        for (k, _) in &shown {
+            header.push(format!("{} {k}", m.title()));
+        }
+    }
+    let mut rows = Vec::new();
+    // Per profile (joint fits), then all: the per-kind error rows of the runs.
+    let mut cols: Vec<Vec<Vec<Errs>>> = vec![vec![Vec::new(); shown.len()]; cal.bases.len()];
+    for (k, &r) in full.runs.iter().enumerate() {
+        let run = &cal.set.runs[r];
+        let per_kind: Vec<[Option<f64>; 3]> = shown
+            .iter()
+            .map(|(_, kind)| match (kind, cv) {
+                (None, _) => full.errors[k],
+                (Some(kind), Some(cv)) => {
+                    let row = &cv.runs[k];
+                    match kind {
+                        FoldKind::Run => row.leave_one_out,
+                        FoldKind::Model => row.leave_one_model_out,
+                        FoldKind::Hardware => row.leave_one_hardware_out,
+                    }
+                    .map_or([None; 3], |e| e.as_array())
+                }
+                (Some(_), None) => [None; 3],
+            })
+            .collect();
+        let mut line = vec![run.id.clone(), run.model.clone()];
+        if cal.joint() {
+            line.push(cal.bases[run.hw].name.clone());
+        }
+        for m in 0..3 {
+            for e in &per_kind {
+                line.push(fmt_err(e[m]));
+            }
+        }
+        for (c, e) in cols[run.hw].iter_mut().zip(per_kind) {
+            c.push(e);
+        }
+        rows.push(line);
+    }
+    let all: Vec<Vec<Errs>> = (0..shown.len())
+        .map(|k| cols.iter().flat_map(|c| c[k].iter().copied()).collect())
+        .collect();
+    // MXFP4-expert runs (gpt-oss on pre-Hopper GPUs) are reported apart when mixed with others.
+    let mxfp4: Vec<bool> = full
+        .runs
+        .iter()
+        .map(|&r| cal.set.runs[r].replay.scenario.server.weight_format == WeightFormat::Mxfp4)
+        .collect();
+    let split = |keep: bool| -> Vec<Vec<Errs>> {
+        let mut seen = vec![0usize; cal.bases.len()];
+        let mut out: Vec<Vec<Errs>> = vec![Vec::new(); shown.len()];
+        for (k, &r) in full.runs.iter().enumerate() {
+            let h = cal.set.runs[r].hw;
+            if mxfp4[k] == keep {
+                for (o, c) in out.iter_mut().zip(&cols[h]) {
+                    o.push(c[seen[h]]);
+                }
+            }
+            seen[h] += 1;
+        }
+        out
+    };
+    let (plain, apart) = (split(false), split(true));
+    let mut groups: Vec<(String, &Vec<Vec<Errs>>)> = Vec::new();
+    if cal.joint() {
+        for (h, c) in cols.iter().enumerate() {
+            groups.push((cal.bases[h].name.clone(), c));
+        }
+    }
+    groups.push((String::new(), &all));
+    if mxfp4.iter().any(|&m| m) && !mxfp4.iter().all(|&m| m) {
+        groups.push(("without MXFP4 runs".into(), &plain));
+        groups.push(("MXFP4 runs only".into(), &apart));
+    }
+    for (label, f) in [
+        (
+            "median |err|",
+            median_abs as fn(&[[Option<f64>; 3]]) -> [Option<f64>; 3],
+        ),
+        ("max |err|", max_abs),
+    ] {
+        for (group, c) in &groups {
+            let mut line = vec![label.to_string(), String::new()];
+            match (cal.joint(), group.is_empty()) {
+                (true, true) => line.push("all".into()),
+                (true, false) => line.push(group.clone()),
+                (false, false) => line[1] = group.clone(),
+                (false, true) => {}
+            }
+            let stats: Vec<[Option<f64>; 3]> = c.iter().map(|c| f(c)).collect();
+            for m in 0..3 {
+                for s in &stats {
+                    line.push(s[m].map_or("-".into(), |v| format!("{v:.1}%")));
+                }
+            }
+            rows.push(line);
+        }
+    }
+    let n = header.len();
+    let mut right = vec![false; lead];
+    right.extend(vec![true; n - lead]);
+    out.push_str(
+        &Table {
+            header,
+            rows,
+            right,
+        }
+        .render(Style::Text),
+    );
+    out.push_str(
+        "\nerr = (simulated − real) / real; in = in-sample; LOMO = fitted without that model's runs; LOO = fitted without that run; LOHO = fitted without that hardware's runs (its per-hardware constants at their priors)\n",
+    );
+    if cv.is_some() && kinds.contains(&FoldKind::Hardware) && cal.joint() {
+        out.push_str(
+            "LOHO resets only the constants this fit fits; every other constant of the held-out profile keeps its value in the profile given (start from datasheet profiles for a LOHO free of earlier fits)\n",
+        );
     }
     out
 }

@@ -1,8 +1,9 @@
-//! Command-line interface: `servesim run | replay | validate | profiles`. Flag names follow
-//! SGLang's `launch_server` and `bench_serving`. Errors print one line and exit non-zero.
+//! Command-line interface: `servesim run | replay | validate | calibrate | sweep | plan |
+//! report | merge | profiles`. Flag names follow SGLang's `launch_server` and `bench_serving`.
+//! Errors print one line and exit non-zero. One file per command (parsing and printing only;
+//! none imports another); what several share is here and in `print`.
 mod calibrate;
 mod exec;
-mod explain;
 mod merge;
 mod plan;
 mod print;
@@ -14,9 +15,12 @@ mod validate;
 
 pub use exec::{execute, CliError};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::simulation::Scenario;
+use crate::spec::workload::{ClientFlags, ScenarioFile, ScenarioFlags};
 use clap::{Parser, Subcommand};
 use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,6 +53,52 @@ enum Command {
     Merge(merge::MergeArgs),
     /// List the bundled hardware profiles and models.
     Profiles,
+}
+
+/// The flags of one simulated run that are not scenario facts, shared by `run` and
+/// `report --run`: safety limits and the time-series outputs.
+#[derive(clap::Args, Debug, Default, PartialEq)]
+pub struct SimArgs {
+    /// Stop with an error after this many events.
+    #[arg(long)]
+    pub max_events: Option<u64>,
+    /// Stop with an error after this many seconds of wall-clock time (never changes results).
+    #[arg(long)]
+    pub max_wall_seconds: Option<f64>,
+    /// Write the per-iteration time series (running, queued, batch tokens, KV) as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// Draw the time series as SVG charts into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The scenario a run command simulates: the scenario file (default: the bundled one; its
+/// client section applies only when no client flag is given) overlaid with the flag group,
+/// with the limits of `sim` and a timeline when one is written.
+fn scenario(
+    file: Option<&std::path::Path>,
+    flags: &ScenarioFlags,
+    sim: &SimArgs,
+) -> Result<Scenario> {
+    let client_given = flags.client != ClientFlags::default();
+    let file = ScenarioFile::base(file, client_given)?;
+    let mut sc = Scenario::from_flags(&file, flags)?;
+    if let Some(m) = sim.max_events {
+        sc.max_events = m;
+    }
+    if let Some(w) = sim.max_wall_seconds {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Error::invalid(
+                "--max-wall-seconds",
+                "max_wall_seconds",
+                format!("must be a finite number > 0, got {w}"),
+            ));
+        }
+        sc.max_wall_seconds = Some(w);
+    }
+    sc.record_timeline = sim.timeline.is_some() || sim.plot.is_some();
+    Ok(sc)
 }
 
 /// Entry point; returns the process exit code.

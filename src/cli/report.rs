@@ -2,11 +2,12 @@
 //! sweep (`--sweep sweep.json`) or a validation (`--validate` with the output of
 //! `servesim validate --format json`).
 use super::print::preamble;
-use super::run::{scenario, RunArgs};
+use super::{scenario, SimArgs};
 use crate::error::{Error, Result};
 use crate::report::{html, text, timeline};
 use crate::simulation::run as simulate;
 use crate::spec::load::read_text;
+use crate::spec::workload::ScenarioFlags;
 use crate::sweep::output::SweepFile;
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,16 +28,22 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub out: PathBuf,
+    /// With --run: the scenario file (default: the bundled workloads/default.yaml; its client
+    /// section applies only when no client flag is given, otherwise bench_serving's defaults
+    /// do).
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
     #[command(flatten)]
-    pub run_args: RunArgs,
+    pub flags: ScenarioFlags,
+    #[command(flatten)]
+    pub sim: SimArgs,
 }
 
 pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
     let page = if a.run {
-        run_page(&a.run_args)?
+        run_page(a)?
     } else {
-        let r = &a.run_args;
-        let run_flags_given = r.scenario.is_some() || r.flags != Default::default();
+        let run_flags_given = a.scenario.is_some() || a.flags != Default::default();
         if run_flags_given {
             return Err(Error::Msg(
                 "run flags apply only to `report --run`; a sweep or validation report reads its file"
@@ -57,11 +64,15 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Simulates the run and renders its page (also writing --timeline/--plot when given).
-pub fn run_page(r: &RunArgs) -> Result<String> {
-    let mut sc = scenario(r)?;
+fn run_page(a: &ReportArgs) -> Result<String> {
+    let mut sc = scenario(a.scenario.as_deref(), &a.flags, &a.sim)?;
     sc.record_timeline = true;
     let out = simulate(&sc)?;
-    timeline::write(&out.timeline, r.timeline.as_deref(), r.plot.as_deref())?;
+    timeline::write(
+        &out.timeline,
+        a.sim.timeline.as_deref(),
+        a.sim.plot.as_deref(),
+    )?;
     let charts = if out.timeline.is_empty() {
         Vec::new()
     } else {

@@ -1,6 +1,7 @@
 //! One call from a scenario to bench_serving's metrics: resolve the scenario, draw the
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
+pub mod explain;
 pub mod sanity;
 
 use crate::client::arrivals::dispatch_times;

@@ -1,16 +1,17 @@
-//! `servesim run --explain`: after the report, one representative decode step and one prefill
-//! step of the run, broken into components (GEMM, attention, MoE, all-reduce, LM head, fixed GPU
-//! overheads, CPU) with the backend and the tables or constants that priced each.
+//! What `servesim run --explain` prints after the report: one representative decode step and
+//! one prefill step of the run, broken into components (GEMM, attention, MoE, all-reduce, LM
+//! head, fixed GPU overheads, CPU) with the backend and the tables or constants that priced
+//! each.
 //!
 //! The steps are reconstructed from the run's steady state, not sampled from it: decode at the
 //! run's mean decode batch (decode tokens / decode steps) and mean context (mean prompt + half
 //! the mean output: the average context over a request's decode tokens), CUDA-graph padded as
 //! the server would; prefill as one chunk (`chunked_prefill_size`, else `max_prefill_tokens`)
 //! of mean-length prompts without cached prefix.
+use super::{RunOutput, Scenario};
 use crate::cost::breakdown::StepBreakdown;
 use crate::cost::BatchShape;
 use crate::error::Result;
-use crate::simulation::{RunOutput, Scenario};
 
 /// The representative (decode, prefill) shapes of a run.
 pub fn representative_shapes(sc: &Scenario, out: &RunOutput) -> (BatchShape, BatchShape) {
