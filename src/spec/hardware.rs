@@ -190,7 +190,7 @@ pub struct HardwareProfile {
     #[serde(default)]
     pub calibration: Option<String>,
     /// System name of the measured-kernel tables (`hardware-profiles/kernels/<name>/`, e.g.
-    /// `h100_sxm`); the kernel cost backend is the default when set.
+    /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
 }

@@ -80,8 +80,8 @@ pub struct ServerFlags {
     #[serde(default)]
     pub enable_dp_attention: bool,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
-    /// Step-cost backend: kernels (measured SGLang kernel tables; the default where the
-    /// hardware profile names tables) or roofline.
+    /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
+    /// bundled for the profiles that name `kernel_tables`; not yet calibrated, see README).
     #[arg(long)]
     pub cost_model: Option<String>,
     /// A directory of kernel tables converted from your own AIConfigurator data by
