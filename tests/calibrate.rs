@@ -2,18 +2,17 @@
 //! constant inside its bounds, recovers known constants from runs simulated with them, and
 //! writes a profile whose fitted fields carry their provenance while every other line stays as
 //! it was; the CLI writes the fitted profile and the cross-validation file.
+mod common;
+use common::synthetic::runs_on;
 use servesim::calibrate::fit::{fit, FitResult, FitSpec};
 use servesim::calibrate::loss::LossSpec;
 use servesim::calibrate::optimize::Options;
 use servesim::calibrate::params::{all_params, parse_list};
-use servesim::calibrate::runs::{FitRun, RunSet};
+use servesim::calibrate::runs::RunSet;
 use servesim::calibrate::{Calibration, Request};
-use servesim::simulation::{run, Scenario};
 use servesim::spec::bundled::load_hardware;
 use servesim::spec::hardware::HardwareProfile;
-use servesim::spec::workload::ScenarioFile;
 use servesim::validate::manifest::Manifest;
-use servesim::validate::replay::{LengthSource, Replay};
 use std::path::PathBuf;
 
 fn root() -> PathBuf {
@@ -30,39 +29,6 @@ const WORKLOADS: &[&str] = &[
 /// Runs whose "real" values are simulated with `truth`.
 fn synthetic_runs(truth: &HardwareProfile) -> RunSet {
     RunSet::new(runs_on("a100-sxm4-80gb", 0, truth, WORKLOADS))
-}
-
-/// Runs of `workloads` on bundled `hardware` (index `hw` of a joint fit), whose "real" values
-/// are simulated with `truth`.
-fn runs_on(hardware: &str, hw: usize, truth: &HardwareProfile, workloads: &[&str]) -> Vec<FitRun> {
-    workloads
-        .iter()
-        .enumerate()
-        .map(|(i, client)| {
-            let yaml = format!(
-                "hardware: {hardware}\nmodel: qwen3-8b\nserver: {{tp: 1}}\nclient: {client}\n"
-            );
-            let file: ScenarioFile = serde_norway::from_str(&yaml).unwrap();
-            let sc = Scenario::resolve(&file, None, None, &Default::default(), &Default::default())
-                .unwrap();
-            let mut real_sc = sc.clone();
-            real_sc.hardware = truth.clone();
-            let m = run(&real_sc).unwrap().metrics;
-            FitRun {
-                id: format!("syn-{hw}-{i}"),
-                model: "qwen3-8b".into(),
-                replay: Replay {
-                    scenario: sc,
-                    lengths: LengthSource::Random,
-                    notes: Vec::new(),
-                    server_flags: file.server.clone(),
-                },
-                real: [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
-                itl: false,
-                hw,
-            }
-        })
-        .collect()
 }
 
 fn a100() -> HardwareProfile {

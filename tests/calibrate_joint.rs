@@ -3,17 +3,16 @@
 //! simulated with them where a per-hardware fit (or a wrong sharing) cannot; a
 //! leave-one-hardware-out fold trains on exactly the other hardware's runs and predicts the
 //! held-out hardware at its priors; the CLI writes every profile and the LOHO errors.
+mod common;
+use common::synthetic::runs_on;
 use servesim::calibrate::crossval::{groups, train_runs, CrossvalFile, FoldKind};
 use servesim::calibrate::fit::{fit, fit_joint, FitResult, FitSpec};
 use servesim::calibrate::loss::LossSpec;
 use servesim::calibrate::optimize::Options;
 use servesim::calibrate::params::{parse_list_of, Param, Sharing};
 use servesim::calibrate::runs::{FitRun, RunSet};
-use servesim::simulation::{run, Scenario};
 use servesim::spec::bundled::load_hardware;
 use servesim::spec::hardware::HardwareProfile;
-use servesim::spec::workload::ScenarioFile;
-use servesim::validate::replay::{LengthSource, Replay};
 use std::path::PathBuf;
 
 /// Qwen3-8B workloads: prefill-heavy, decode-heavy and mixed (A100), and one decode-heavy
@@ -26,37 +25,6 @@ const A100_WORKLOADS: &[&str] = &[
 const H100_WORKLOADS: &[&str] = &[
     "{dataset-name: random, random-input-len: 128, random-output-len: 256, random-range-ratio: 1, num-prompts: 32, max-concurrency: 16}",
 ];
-
-fn runs_on(hardware: &str, hw: usize, truth: &HardwareProfile, workloads: &[&str]) -> Vec<FitRun> {
-    workloads
-        .iter()
-        .enumerate()
-        .map(|(i, client)| {
-            let yaml = format!(
-                "hardware: {hardware}\nmodel: qwen3-8b\nserver: {{tp: 1}}\nclient: {client}\n"
-            );
-            let file: ScenarioFile = serde_norway::from_str(&yaml).unwrap();
-            let sc = Scenario::resolve(&file, None, None, &Default::default(), &Default::default())
-                .unwrap();
-            let mut real_sc = sc.clone();
-            real_sc.hardware = truth.clone();
-            let m = run(&real_sc).unwrap().metrics;
-            FitRun {
-                id: format!("{hardware}-{i}"),
-                model: "qwen3-8b".into(),
-                replay: Replay {
-                    scenario: sc,
-                    lengths: LengthSource::Random,
-                    notes: Vec::new(),
-                    server_flags: file.server.clone(),
-                },
-                real: [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
-                itl: false,
-                hw,
-            }
-        })
-        .collect()
-}
 
 /// The truth: HBM efficiency 0.70 on A100 and 0.90 on H100 (per hardware), and one fixed
 /// decode-step cost of 1.5 ms on both (shared), far from every starting value.

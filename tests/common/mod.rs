@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 use std::process::Command;
 
+pub mod synthetic;
+
 /// Runs the binary in the crate root: (exit code, stdout, stderr).
 pub fn servesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
