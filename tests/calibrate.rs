@@ -221,35 +221,26 @@ fn cli_writes_profile_and_cross_validation() {
     let dir = std::env::temp_dir().join(format!("servesim-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (yaml, cv) = (dir.join("b200.yaml"), dir.join("crossval.json"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .current_dir(root())
-        .args([
-            "calibrate",
-            "--profile",
-            "b200-sxm-180gb",
-            "--runs",
-            "004-01,004-03",
-        ])
-        .args([
-            "--params",
-            "memory,moe_layer_ns",
-            "--max-iterations",
-            "2",
-            "--quiet",
-        ])
-        .args(["--date", "2025-01-02", "--cross-validate"])
-        .arg("--out")
-        .arg(&yaml)
-        .arg("--out-crossval")
-        .arg(&cv)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stdout);
+    let (code, report, stderr) = common::servesim(&[
+        "calibrate",
+        "--profile",
+        "b200-sxm-180gb",
+        "--runs",
+        "004-01,004-03",
+        "--params",
+        "memory,moe_layer_ns",
+        "--max-iterations",
+        "2",
+        "--quiet",
+        "--date",
+        "2025-01-02",
+        "--cross-validate",
+        "--out",
+        yaml.to_str().unwrap(),
+        "--out-crossval",
+        cv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
     assert!(report.contains("med TPOT/ITL LOO"), "{report}");
     let text = std::fs::read_to_string(&yaml).unwrap();
     assert!(text.contains("# fitted 2025-01-02"));

@@ -221,33 +221,30 @@ fn leave_one_hardware_out_trains_on_exactly_the_other_hardware() {
 
 #[test]
 fn cli_joint_fit_writes_every_profile_and_loho() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = std::env::temp_dir().join(format!("servesim-joint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cv = dir.join("crossval.json");
     // 001 is the manifest's H100 run, 003-01 an A100 run: two models on two profiles.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
-        .current_dir(&root)
-        .args(["calibrate", "--profile", "a100-sxm4-80gb,h100-sxm5-80gb"])
-        .args([
-            "--runs",
-            "003-01,001",
-            "--params",
-            "memory,request_latency_ns",
-        ])
-        .args(["--max-iterations", "1", "--quiet", "--date", "2025-01-02"])
-        .args(["--cross-validate", "--out-dir"])
-        .arg(&dir)
-        .arg("--out-crossval")
-        .arg(&cv)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stdout);
+    let (code, report, stderr) = common::servesim(&[
+        "calibrate",
+        "--profile",
+        "a100-sxm4-80gb,h100-sxm5-80gb",
+        "--runs",
+        "003-01,001",
+        "--params",
+        "memory,request_latency_ns",
+        "--max-iterations",
+        "1",
+        "--quiet",
+        "--date",
+        "2025-01-02",
+        "--cross-validate",
+        "--out-dir",
+        dir.to_str().unwrap(),
+        "--out-crossval",
+        cv.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
     for want in [
         "jointly",
         "request_latency_ns@shared",
@@ -305,16 +302,10 @@ fn crossval_files_without_loho_still_read() {
 
 #[test]
 fn cli_rejects_bad_joint_requests_in_one_line() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
-            .current_dir(&root)
-            .arg("calibrate")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        let (code, _, stderr) = common::servesim(&[&["calibrate"], args].concat());
+        assert_ne!(code, 0, "{args:?} succeeded");
+        stderr
     };
     let both = [
         "--profile",
