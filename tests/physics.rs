@@ -2,10 +2,10 @@
 //! that fits (issue 12): a newer GPU is never slower at the same batch shape (A100 → H100 →
 //! H200 → B200), a step never gets cheaper with more batch or more context, and more
 //! bandwidth or FLOPs never makes a step slower. The cost is built through
-//! `servesim::simulation::step_cost`, the constructor `run` uses, so any backend it returns is
+//! `Scenario::step_cost`, the constructor `run` uses, so any backend it returns is
 //! covered.
 use servesim::cost::{BatchShape, StepCost};
-use servesim::simulation::{step_cost, Scenario};
+use servesim::simulation::Scenario;
 use servesim::spec::bundled::model_names;
 use servesim::spec::server::ServerFlags;
 use servesim::spec::workload::{ClientFlags, ScenarioFile};
@@ -96,7 +96,7 @@ fn a_newer_gpu_is_never_slower_at_the_same_shape() {
         for tp in TPS {
             let costs: Vec<Option<Box<dyn StepCost>>> = LADDER
                 .iter()
-                .map(|hw| scenario(hw, model, tp).map(|sc| step_cost(&sc).unwrap()))
+                .map(|hw| scenario(hw, model, tp).map(|sc| sc.step_cost().unwrap()))
                 .collect();
             for i in 0..LADDER.len() {
                 for j in i + 1..LADDER.len() {
@@ -138,7 +138,7 @@ fn costs_on(hw: &str) -> Vec<(String, Scenario)> {
 fn more_batch_or_context_never_makes_a_step_cheaper() {
     for hw in LADDER.iter().chain(&["h20-96gb", "ascend-a3"]) {
         for (what, sc) in costs_on(hw) {
-            let cost = step_cost(&sc).unwrap();
+            let cost = sc.step_cost().unwrap();
             let t = |s: &BatchShape| time_ns(cost.as_ref(), s);
             for graph in [true, false] {
                 for ctx in [1, 512, 4096, 32768] {
@@ -213,11 +213,11 @@ fn more_bandwidth_or_flops_is_never_slower() {
     let shapes = shapes();
     for hw in LADDER.iter().chain(&["h20-96gb", "ascend-a3"]) {
         for (what, sc) in costs_on(hw) {
-            let base = step_cost(&sc).unwrap();
+            let base = sc.step_cost().unwrap();
             for (how, scale) in &scalings {
                 let mut faster = sc.clone();
                 scale(&mut faster);
-                let fast = step_cost(&faster).unwrap();
+                let fast = faster.step_cost().unwrap();
                 for (name, s) in &shapes {
                     let (a, b) = (time_ns(base.as_ref(), s), time_ns(fast.as_ref(), s));
                     assert!(
@@ -234,8 +234,14 @@ fn more_bandwidth_or_flops_is_never_slower() {
 /// TB/s HBM) than on H100; it was slower while the H200 profile was fitted on a B200 run.
 #[test]
 fn h200_beats_h100_on_qwen3_32b_tp8() {
-    let h100 = step_cost(&scenario("h100-sxm5-80gb", "qwen3-32b", 8).unwrap()).unwrap();
-    let h200 = step_cost(&scenario("h200-sxm-141gb", "qwen3-32b", 8).unwrap()).unwrap();
+    let h100 = scenario("h100-sxm5-80gb", "qwen3-32b", 8)
+        .unwrap()
+        .step_cost()
+        .unwrap();
+    let h200 = scenario("h200-sxm-141gb", "qwen3-32b", 8)
+        .unwrap()
+        .step_cost()
+        .unwrap();
     for bs in [1, 16, 128] {
         let s = decode(bs, 3500, true);
         let (a, b) = (time_ns(h100.as_ref(), &s), time_ns(h200.as_ref(), &s));

@@ -131,7 +131,9 @@ impl Scenario {
         )
     }
 
-    /// The step-cost backend that prices this scenario.
+    /// The step-cost backend that prices this scenario: the one constructor `run` and the
+    /// physics tests (tests/physics.rs) share, so every backend it can return is held to the
+    /// same laws.
     pub fn step_cost(&self) -> Result<Box<dyn StepCost>> {
         crate::cost::build(&self.hardware, &self.model, &self.server, &self.cost)
     }
@@ -247,12 +249,6 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         notes,
     };
     Ok((output, out.record))
-}
-
-/// The step-cost model that prices `sc`'s batches: the one constructor `run` and the physics
-/// tests (tests/physics.rs) share, so every backend it can return is held to the same laws.
-pub fn step_cost(sc: &Scenario) -> Result<Box<dyn StepCost>> {
-    sc.step_cost()
 }
 
 /// The newest SGLang version, for defaults.
