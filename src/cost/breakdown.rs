@@ -22,6 +22,8 @@ pub enum Component {
     GpuOverhead,
     /// Scheduler CPU time (hidden under the GPU step when the overlap scheduler runs).
     Cpu,
+    /// Speculative decoding's draft model: draft passes, draft extend / prefill.
+    Draft,
 }
 
 impl Component {
@@ -34,6 +36,7 @@ impl Component {
             Component::LmHead => "lm-head",
             Component::GpuOverhead => "gpu-overhead",
             Component::Cpu => "cpu",
+            Component::Draft => "draft",
         }
     }
 }

@@ -4,12 +4,15 @@
 //! O(1) whatever the batch size. [`StepCost`] is the interface; [`kernels::KernelCost`] prices
 //! it from measured SGLang kernel tables where they exist, [`roofline::Roofline`] from the
 //! profile's peaks × efficiencies elsewhere ([`select`] picks one), with the
-//! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step.
+//! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step;
+//! [`speculative::SpeculativeCost`] prices a speculative-decoding step with a target and a
+//! draft instance of the same backend.
 pub mod breakdown;
 pub mod kernels;
 pub mod overheads;
 pub mod roofline;
 pub mod select;
+pub mod speculative;
 
 pub use select::{build, CostChoice, CostModel};
 
@@ -34,6 +37,10 @@ pub struct BatchShape {
     pub prefill_kv_tokens: u64,
     /// Decode batch size after CUDA-graph padding; `None` when the step runs eagerly.
     pub graph_bs: Option<u64>,
+    /// Query tokens per decode request: 1 for a decode step (0 means 1), N for a speculative
+    /// verify (each request extends by N tokens over its context, under one CUDA graph of
+    /// `graph_bs × N` rows), k for a draft pass.
+    pub decode_width: u64,
 }
 
 impl BatchShape {
@@ -50,6 +57,25 @@ impl BatchShape {
 
     pub fn is_empty(&self) -> bool {
         self.decode_reqs == 0 && self.prefill_reqs == 0
+    }
+
+    /// Query tokens of the decode requests (`decode_reqs × decode_width`).
+    pub fn decode_tokens(&self) -> u64 {
+        self.decode_reqs * self.decode_width.max(1)
+    }
+
+    /// Rows the GEMMs run over: every token, or the padded graph batch × width when a pure
+    /// decode (or verify) step replays a CUDA graph.
+    pub fn gemm_rows(&self) -> f64 {
+        match self.graph_bs {
+            Some(bs) if self.prefill_reqs == 0 => (bs * self.decode_width.max(1)) as f64,
+            _ => (self.prefill_tokens + self.decode_tokens()) as f64,
+        }
+    }
+
+    /// Rows the LM head computes logits for: every decode query token, one per prefill.
+    pub fn logit_rows(&self) -> f64 {
+        (self.decode_tokens() + self.prefill_reqs) as f64
     }
 }
 

@@ -249,7 +249,10 @@ impl Roofline {
                 (true, Some(w)) => (s.decode_ctx_sum as f64).min(w * s.decode_reqs as f64),
                 _ => s.decode_ctx_sum as f64,
             };
-            let compute_s = ctx * self.decode_attn_flops_per_pair / (peak * self.attn.prefill);
+            // A verify (width N) runs N queries per request over the same KV, read once.
+            let width = s.decode_width.max(1) as f64;
+            let compute_s =
+                width * ctx * self.decode_attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s = ctx * self.kv_bytes_per_token_layer / (bw * self.attn.decode);
             t += compute_s.max(memory_s);
         }
@@ -292,10 +295,7 @@ impl Roofline {
 
     /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
     fn rows(s: &BatchShape) -> f64 {
-        match s.graph_bs {
-            Some(bs) if s.prefill_reqs == 0 => bs as f64,
-            _ => (s.prefill_tokens + s.decode_reqs) as f64,
-        }
+        s.gemm_rows()
     }
 
     /// A linear layer of `params` weights (the model's linear format) over `rows` tokens.
@@ -352,7 +352,7 @@ impl Roofline {
         }
         t = self.add_attention_layers(t, s);
         t += self.num_layers * 2.0 * self.all_reduce_ns(rows);
-        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
+        let logits = s.logit_rows();
         let eager = s.graph_bs.is_none() || s.prefill_reqs > 0;
         self.add_head_and_fixed(t, logits, eager)
     }
@@ -372,7 +372,7 @@ impl Roofline {
         let eager = busy().any(|s| s.graph_bs.is_none() || s.prefill_reqs > 0);
         let gathered = if eager {
             busy()
-                .map(|s| (s.prefill_tokens + s.decode_reqs) as f64)
+                .map(|s| (s.prefill_tokens + s.decode_tokens()) as f64)
                 .sum()
         } else {
             shapes.len() as f64 * busy().map(Self::rows).fold(0.0, f64::max)
@@ -393,9 +393,7 @@ impl Roofline {
                     + self.experts_ns(gathered));
         }
         t += self.num_layers * 2.0 * self.all_reduce_ns(gathered);
-        let logits: f64 = busy()
-            .map(|s| (s.decode_reqs + s.prefill_reqs) as f64)
-            .sum();
+        let logits: f64 = busy().map(BatchShape::logit_rows).sum();
         self.add_head_and_fixed(t, logits, eager)
     }
 }
@@ -464,7 +462,7 @@ impl Roofline {
         let moe = on(self.moe_layers * self.experts_ns(rows));
         let attention = on(self.add_attention_layers(0.0, s));
         let all_reduce = on(self.num_layers * 2.0 * self.all_reduce_ns(rows));
-        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
+        let logits = s.logit_rows();
         let lm_head = on(self.gemm_op_ns(self.lm_head_params, logits, true));
         let fixed = time.gpu_ns - (gemm + moe + attention + all_reduce + lm_head);
         let e = &self.hw.efficiency;

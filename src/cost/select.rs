@@ -8,6 +8,7 @@
 use super::kernels::db::KernelDb;
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
+use super::speculative::SpeculativeCost;
 use super::StepCost;
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
@@ -55,8 +56,37 @@ impl CostChoice {
     }
 }
 
-/// Builds the step-cost backend of one deployment.
+/// Builds the step-cost backend of one deployment (with speculative decoding: the target's and
+/// the draft's instances of the backend behind [`SpeculativeCost`]).
 pub fn build(
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+    choice: &CostChoice,
+) -> Result<Box<dyn StepCost>> {
+    let target = build_one(hw, model, server, choice)?;
+    let Some(spec) = &server.speculative else {
+        return Ok(target);
+    };
+    let draft = match &spec.draft {
+        Some(d) => {
+            let mut ds = server.clone();
+            ds.speculative = None;
+            ds.kv_bytes_per_token = server.draft_kv_bytes_per_token;
+            ds.weight_format = spec.draft_weight_format;
+            Some(build_one(hw, d, &ds, choice)?)
+        }
+        None => None,
+    };
+    Ok(Box::new(SpeculativeCost::new(
+        target,
+        draft,
+        spec,
+        server.overlap_schedule,
+    )))
+}
+
+fn build_one(
     hw: &HardwareProfile,
     model: &ModelSpec,
     server: &ServerConfig,

@@ -20,6 +20,9 @@ pub struct DefaultsInput {
     pub version: Version,
     /// DP-attention ranks (`--dp` with `--enable-dp-attention`); 0 when DP attention is off.
     pub dp_attention: u64,
+    /// Memory reserved for a speculative draft, MiB (0 without speculation; see
+    /// `spec::speculative::reserve_mib`).
+    pub spec_reserve_mib: f64,
 }
 
 /// `chunked_prefill_size` default (positive; SGLang's `-1` means disabled and is handled by the caller).
@@ -132,6 +135,14 @@ pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64
         if i.version >= v(0, 4, 7) && g > 180000.0 && !i.is_npu {
             f = 0.79;
         }
+        // 0.4.7 with speculation: ×0.95 on ≤ 96 GB GPUs, else reserve 20 GB instead of 18.
+        if i.version >= v(0, 4, 7) && i.spec_reserve_mib > 0.0 {
+            f = if g <= 96.0 * GIB_MIB {
+                f * 0.95
+            } else {
+                f.min((g - 20.0 * GIB_MIB) / g)
+            };
+        }
         return f;
     }
     if i.version < v(0, 5, 3) {
@@ -149,7 +160,8 @@ pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64
                 (12.0 + ps / 2.0) * GIB_MIB
             } else {
                 32.0 * GIB_MIB
-            };
+            }
+            + i.spec_reserve_mib;
         return round3((g - r) / g);
     }
     let mut r = 512.0 + (chunk.max(2048) as f64) * 1.5 + cg_max_bs as f64 * 2.0 + ps / 8.0 * 1024.0;
@@ -160,6 +172,7 @@ pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64
     if g > 60.0 * GIB_MIB {
         r = r.max(10.0 * GIB_MIB);
     }
+    r += i.spec_reserve_mib; // the draft model and its graphs, after the floor
     round3((g - r) / g)
 }
 
@@ -272,6 +285,7 @@ mod tests {
             is_npu: false,
             version: ver.parse().unwrap(),
             dp_attention: 0,
+            spec_reserve_mib: 0.0,
         }
     }
     fn mfs(g: f64, tp: u64, ver: &str) -> (f64, u64, Option<u64>) {

@@ -20,6 +20,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM",
     "GptOssForCausalLM",
+    "LlamaForCausalLMEagle",
+    "LlamaForCausalLMEagle3",
 ];
 
 /// Parses `text` (the contents of a `config.json`; `origin` names it in errors and supplies the
@@ -152,6 +154,8 @@ fn build(cfg: &Config, architecture: &str, origin: &Path) -> Result<ModelSpec> {
         mla: None,
         weights: weight_format(cfg)?,
         kv_cache_dtype: KvDtype::Bf16,
+        // EAGLE3 heads carry their own reduced-vocabulary LM head.
+        draft_vocab_size: cfg.opt_u64("draft_vocab_size")?,
     };
     match architecture {
         "Qwen3MoeForCausalLM" => qwen3_moe(cfg, &mut spec)?,

@@ -8,6 +8,7 @@ pub mod load;
 pub mod model;
 pub mod scheduler_cpu;
 pub mod server;
+pub mod speculative;
 pub mod version;
 pub mod workload;
 pub mod yaml_numbers;

@@ -131,6 +131,10 @@ pub struct ModelSpec {
     /// What `--kv-cache-dtype auto` resolves to.
     #[serde(default = "default_kv")]
     pub kv_cache_dtype: KvDtype,
+    /// EAGLE3 draft heads: the reduced vocabulary of their own LM head (`draft_vocab_size`);
+    /// the embedding keeps `vocab_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_vocab_size: Option<u64>,
 }
 
 fn default_kv() -> KvDtype {
@@ -390,7 +394,8 @@ impl ModelSpec {
 
     /// Per-rank parameters of the LM head (vocab-parallel).
     pub fn lm_head_params(&self, tp: u64) -> f64 {
-        (self.vocab_size * self.hidden_size) as f64 / tp.max(1) as f64
+        let vocab = self.draft_vocab_size.unwrap_or(self.vocab_size);
+        (vocab * self.hidden_size) as f64 / tp.max(1) as f64
     }
 
     /// Weight bytes held by one rank (embedding and LM head in bf16; embedding vocab-parallel).
@@ -407,10 +412,9 @@ impl ModelSpec {
             bytes += moe_layers * (linear(&sparse) * linear_b + sparse.router * 2.0);
             bytes += moe_layers * m.num_experts as f64 * sparse.expert * expert_b;
         }
-        let embed = self.lm_head_params(tp) * 2.0;
-        bytes += embed; // embedding
+        bytes += (self.vocab_size * self.hidden_size) as f64 / tp.max(1) as f64 * 2.0; // embedding
         if !self.tie_word_embeddings {
-            bytes += embed; // separate LM head
+            bytes += self.lm_head_params(tp) * 2.0; // separate LM head
         }
         bytes
     }

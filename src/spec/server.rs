@@ -4,6 +4,7 @@
 use super::defaults::{self, DefaultsInput};
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
+use super::speculative::{self, SpecAlgorithm, SpeculativeConfig, SpeculativeFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,10 @@ pub struct ServerFlags {
     #[arg(long)]
     #[serde(default)]
     pub enable_dp_attention: bool,
+    /// Speculative decoding (`--speculative-*`; in a scenario file, a `speculative:` map).
+    #[command(flatten)]
+    #[serde(default)]
+    pub speculative: SpeculativeFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
     /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
     /// bundled for the profiles that name `kernel_tables`; not yet calibrated, see README).
@@ -100,6 +105,7 @@ impl ServerFlags {
                 enable_mixed_chunk: over.enable_mixed_chunk || self.enable_mixed_chunk,
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
                 enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,
+                speculative: self.speculative.merged(&over.speculative),
             } };
         }
         pick!(
@@ -175,6 +181,11 @@ pub struct ServerConfig {
     /// independent replicas.
     pub dp_attention: bool,
     pub router: LoadBalanceMethod,
+    /// Speculative decoding, when on (`--speculative-algorithm`).
+    pub speculative: Option<SpeculativeConfig>,
+    /// Draft KV bytes per token per rank (0 without a draft model): the draft pool has as many
+    /// token slots as the target's, with the draft's layers only.
+    pub draft_kv_bytes_per_token: f64,
     /// Defaults servesim chose where SGLang's own would not run, one line each (printed as
     /// notes by `run`).
     pub notes: Vec<String>,
@@ -279,12 +290,17 @@ impl ServerConfig {
             }
         };
         let is_npu = hw.arch == Arch::Ascend;
+        let mut spec = SpeculativeConfig::resolve(&flags.speculative, model, version, tp)?;
         let dinp = DefaultsInput {
             gpu_mem_mib: hw.memory.reported_total_mib,
             tp,
             is_npu,
             version,
             dp_attention: if dp_attention { dp } else { 0 },
+            spec_reserve_mib: spec
+                .as_ref()
+                .filter(|_| version >= Version::new(0, 4, 7))
+                .map_or(0.0, |s| speculative::reserve_mib(s.algorithm)),
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
@@ -412,6 +428,18 @@ impl ServerConfig {
         } else {
             0
         };
+        let mut notes_spec = Vec::new();
+        if let Some(s) = spec.as_mut() {
+            kv_pool_tokens += spec_pool_headroom(s, version, flags.max_running_requests)?;
+            notes_spec = check_spec_constraints(
+                s,
+                flags,
+                version,
+                page_size_hint(flags, &attention_backend),
+                &attention_backend,
+                dp_attention,
+            )?;
+        }
         if let Some(m) = positive_flag("--max-total-tokens", flags.max_total_tokens)? {
             kv_pool_tokens = kv_pool_tokens.min(m);
             if flags.mem_fraction_static.is_none() && rest_gib <= 0.0 {
@@ -426,7 +454,10 @@ impl ServerConfig {
             )));
         }
         let context_length = model.context_length;
-        let user_running = positive_flag("--max-running-requests", flags.max_running_requests)?;
+        let user_running = positive_flag("--max-running-requests", flags.max_running_requests)?
+            .or(spec
+                .as_ref()
+                .map(|_| speculative::default_max_running_requests(version)));
         let req_pool_size = user_running.unwrap_or_else(|| {
             ((kv_pool_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096)
         });
@@ -439,7 +470,10 @@ impl ServerConfig {
         let cuda_graph_batch_sizes = if flags.disable_cuda_graph {
             Vec::new()
         } else {
-            let mut l = defaults::capture_batch_sizes(&dinp, cg_max_bs);
+            let mut l = match &spec {
+                Some(_) => speculative::capture_batch_sizes(version, dinp.gpu_mem_mib, cg_max_bs),
+                None => defaults::capture_batch_sizes(&dinp, cg_max_bs),
+            };
             let max = l.last().copied().unwrap_or(0);
             if req_pool_size < max {
                 l.retain(|&b| b <= req_pool_size);
@@ -448,6 +482,21 @@ impl ServerConfig {
             }
             l
         };
+        let draft_kv_bytes_per_token = spec
+            .as_ref()
+            .and_then(|s| s.draft.as_ref())
+            .map_or(0.0, |d| d.kv_bytes_per_token_per_rank(attn_tp, kv_dtype));
+        if let Some(s) = &spec {
+            check_draft_fits(
+                s,
+                draft_kv_bytes_per_token,
+                kv_pool_tokens,
+                free0_gib,
+                mem_fraction_static,
+            )?;
+        }
+        notes.extend(notes_spec);
+        let spec_on = spec.is_some();
         Ok(ServerConfig {
             version,
             tp,
@@ -461,8 +510,11 @@ impl ServerConfig {
             schedule_policy,
             schedule_conservativeness,
             radix_cache: !flags.disable_radix_cache,
-            mixed_chunk: flags.enable_mixed_chunk,
+            // Speculation forces mixed chunks off (0.4.7+) and, with spec v1 (every version
+            // servesim models), the overlap scheduler off.
+            mixed_chunk: flags.enable_mixed_chunk && !spec_on,
             overlap_schedule: !flags.disable_overlap_schedule
+                && !spec_on
                 && super::scheduler_cpu::group(version).overlap_by_default,
             cuda_graph_batch_sizes,
             kv_pool_tokens,
@@ -475,6 +527,8 @@ impl ServerConfig {
             attn_tp,
             dp_attention,
             router,
+            speculative: spec,
+            draft_kv_bytes_per_token,
             notes,
         })
     }
@@ -520,4 +574,125 @@ fn positive_flag(flag: &str, v: Option<u64>) -> Result<Option<u64>> {
         )),
         o => Ok(o),
     }
+}
+
+/// The page size the flags give or the backend forces (for the speculative checks, which run
+/// before the page size is validated).
+fn page_size_hint(flags: &ServerFlags, backend: &str) -> u64 {
+    flags
+        .page_size
+        .unwrap_or_else(|| defaults::page_size(backend))
+}
+
+/// Extra target-pool tokens SGLang ≤ 0.5.6 adds so draft and target share indices
+/// (`init_memory_pool`: `max_num_reqs·K·k + max_num_reqs·N + 100`; removed in 0.5.7, PR #15748);
+/// NGRAM has no draft pool.
+fn spec_pool_headroom(
+    s: &SpeculativeConfig,
+    version: Version,
+    user_running: Option<u64>,
+) -> Result<u64> {
+    if s.algorithm == SpecAlgorithm::Ngram || version >= Version::new(0, 5, 7) {
+        return Ok(0);
+    }
+    let reqs = positive_flag("--max-running-requests", user_running)?
+        .unwrap_or_else(|| speculative::default_max_running_requests(version));
+    Ok(if version >= Version::post(0, 4, 3, 3) {
+        reqs * s.num_steps * s.topk + reqs * s.num_draft_tokens + 100
+    } else {
+        reqs * s.num_steps + 100
+    })
+}
+
+/// What SGLang refuses or forces around speculation (reference §1.4): top-k > 1 with paged KV
+/// only on flashinfer/fa3 (0.5.2+; silently k = 1 in 0.4.4.post4–0.4.8), never on trtllm_mha;
+/// no DP attention for STANDALONE / NGRAM. Returns notes for what was forced.
+fn check_spec_constraints(
+    s: &mut SpeculativeConfig,
+    flags: &ServerFlags,
+    version: Version,
+    page_size: u64,
+    backend: &str,
+    dp_attention: bool,
+) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    let flag = "--speculative-eagle-topk";
+    if s.topk > 1 && s.algorithm != SpecAlgorithm::Ngram {
+        if backend == "trtllm_mha" {
+            return Err(Error::invalid(
+                flag,
+                "speculative_eagle_topk",
+                format!(
+                    "the trtllm_mha attention backend supports only top-k 1, got {}",
+                    s.topk
+                ),
+            ));
+        }
+        if page_size > 1 {
+            let ok: &[&str] = if version >= Version::new(0, 5, 6) {
+                &["flashinfer", "fa3"]
+            } else {
+                &["flashinfer"]
+            };
+            if version >= Version::new(0, 5, 2) && !ok.contains(&backend) {
+                return Err(Error::invalid(
+                    flag,
+                    "speculative_eagle_topk",
+                    format!(
+                        "top-k {} with page size {page_size} needs the {} attention backend                          (SGLang {version}), got {backend}",
+                        s.topk,
+                        ok.join(" or ")
+                    ),
+                ));
+            }
+            if version >= Version::post(0, 4, 4, 4) && version < Version::new(0, 4, 9) {
+                notes.push(format!(
+                    "speculative top-k {} forced to 1 by page size {page_size} (SGLang {version})",
+                    s.topk
+                ));
+                s.topk = 1;
+                s.num_draft_tokens = s.num_steps + 1;
+            }
+        }
+    }
+    if dp_attention
+        && matches!(
+            s.algorithm,
+            SpecAlgorithm::Standalone | SpecAlgorithm::Ngram
+        )
+    {
+        return Err(Error::invalid(
+            "--speculative-algorithm",
+            "speculative_algorithm",
+            format!(
+                "{} does not support --enable-dp-attention",
+                s.algorithm.name()
+            ),
+        ));
+    }
+    if flags.enable_mixed_chunk {
+        notes.push("--enable-mixed-chunk is forced off by speculative decoding".into());
+    }
+    Ok(notes)
+}
+
+/// The draft's weights and KV pool come out of what `mem_fraction_static` leaves free (they are
+/// loaded after the target's pool); SGLang runs out of memory when they do not fit.
+fn check_draft_fits(
+    s: &SpeculativeConfig,
+    draft_kv_bytes_per_token: f64,
+    pool_tokens: u64,
+    free0_gib: f64,
+    mem_fraction_static: f64,
+) -> Result<()> {
+    let need_gib =
+        (s.draft_weight_bytes_per_rank + draft_kv_bytes_per_token * pool_tokens as f64) / GIB;
+    let room_gib = free0_gib * (1.0 - mem_fraction_static);
+    if need_gib > room_gib {
+        return Err(Error::Impossible(format!(
+            "the {} draft's weights and KV pool need {need_gib:.1} GiB per rank but              mem_fraction_static {mem_fraction_static} leaves {room_gib:.1} GiB outside the              target's pool: lower --mem-fraction-static",
+            s.algorithm.name()
+        )));
+    }
+    Ok(())
 }

@@ -114,10 +114,7 @@ pub struct KernelCost {
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
 fn rows(s: &BatchShape) -> f64 {
-    match s.graph_bs {
-        Some(bs) if s.prefill_reqs == 0 => bs as f64,
-        _ => (s.prefill_tokens + s.decode_reqs) as f64,
-    }
+    s.gemm_rows()
 }
 
 fn eager(s: &BatchShape) -> bool {
@@ -202,7 +199,9 @@ impl KernelCost {
         let mut t = 0.0;
         if s.decode_reqs > 0 {
             let d = &self.decode_attn;
-            match &d.surface {
+            // The decode tables hold one query per request: a speculative verify or a wide
+            // draft pass (width > 1) takes the roofline's price.
+            match d.surface.as_ref().filter(|_| s.decode_width <= 1) {
                 Some(sf) => {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
@@ -221,6 +220,7 @@ impl KernelCost {
                         decode_reqs: s.decode_reqs,
                         decode_ctx_sum: s.decode_ctx_sum,
                         graph_bs: s.graph_bs,
+                        decode_width: s.decode_width,
                         ..Default::default()
                     };
                     t += self.roof.attention_op_ns(&only);
@@ -286,8 +286,7 @@ impl KernelCost {
         p.gemm =
             self.num_layers * self.linear(&self.attn_gemms, p.rows, &mut p.extrapolated, X_GEMM);
         p.attention = self.attention_ns(s, &mut p.extrapolated);
-        let logits = (s.decode_reqs + s.prefill_reqs) as f64;
-        self.add_shared_parts(&mut p, logits);
+        self.add_shared_parts(&mut p, s.logit_rows());
         p
     }
 
@@ -304,7 +303,7 @@ impl KernelCost {
         p.eager = busy().any(eager);
         p.rows = if p.eager {
             busy()
-                .map(|s| (s.prefill_tokens + s.decode_reqs) as f64)
+                .map(|s| (s.prefill_tokens + s.decode_tokens()) as f64)
                 .sum()
         } else {
             shapes.len() as f64 * busy().map(rows).fold(0.0, f64::max)
@@ -319,9 +318,7 @@ impl KernelCost {
             }
             p.extrapolated |= x;
         }
-        let logits: f64 = busy()
-            .map(|s| (s.decode_reqs + s.prefill_reqs) as f64)
-            .sum();
+        let logits: f64 = busy().map(BatchShape::logit_rows).sum();
         self.add_shared_parts(&mut p, logits);
         p
     }
