@@ -260,10 +260,7 @@ impl Running {
     /// Pages the next decode step must allocate (one token per member; a new page when the
     /// current context fills its last page).
     pub fn new_pages_next_step(&self) -> u64 {
-        if self.page == 1 {
-            return self.n;
-        }
-        self.residues[self.residue(-self.d)]
+        self.new_pages_for(1)
     }
 
     /// Tokens allocated for the current contexts, rounded up to pages.
@@ -282,11 +279,40 @@ impl Running {
     /// [`Running::step`] appending the finished members to `done` (a buffer the caller
     /// reuses across steps), ascending id among those appended.
     pub fn step_into(&mut self, done: &mut Vec<Member>) {
+        self.step_by(1, done);
+    }
+
+    /// Advances `gain` tokens at once (a speculative verify that gave every member `gain`
+    /// tokens); members whose output completes within them finish, clipped at their length
+    /// (their gain this step is `r − (d − gain)`, see [`Running::last_gain`]). Appends the
+    /// finished members to `done`, ascending id among those appended. O(gain) plus the
+    /// finishers.
+    pub fn step_by(&mut self, gain: u64, done: &mut Vec<Member>) {
         let from = done.len();
-        self.d += 1;
+        let prev = self.d;
+        self.d += gain.max(1) as i64;
         self.steps_since_victim = self.steps_since_victim.saturating_add(1);
         if self.steps_since_victim > VICTIM_IDLE_STEPS {
             self.victims = None;
+        }
+        // Finishers first: the slots of (prev, d] hold exactly the members finishing in them
+        // (live uncapped members have prev < r ≤ prev + CLIP); then capped members that came
+        // within range take their slots.
+        if !self.ring_heads.is_empty() {
+            for r in prev + 1..=self.d {
+                let slot = self.ring_slot(r);
+                let mut node = std::mem::replace(&mut self.ring_heads[slot], NO_NODE);
+                while node != NO_NODE {
+                    let (id, stamp, next) = self.ring_nodes[node as usize];
+                    self.ring_nodes[node as usize].2 = self.ring_free;
+                    self.ring_free = node;
+                    node = next;
+                    if let Some(m) = self.members.get(&id).copied().filter(|m| m.stamp == stamp) {
+                        self.detach(&m);
+                        done.push(m);
+                    }
+                }
+            }
         }
         let limit = self.d + CLIP_MAX_NEW_TOKENS as i64;
         while let Some(&Reverse((r, id, stamp))) = self.capped.peek() {
@@ -300,23 +326,32 @@ impl Running {
                 self.sum_uncapped_r += r;
             }
         }
-        if !self.ring_heads.is_empty() {
-            let slot = self.ring_slot(self.d);
-            let mut node = std::mem::replace(&mut self.ring_heads[slot], NO_NODE);
-            while node != NO_NODE {
-                let (id, stamp, next) = self.ring_nodes[node as usize];
-                self.ring_nodes[node as usize].2 = self.ring_free;
-                self.ring_free = node;
-                node = next;
-                if let Some(m) = self.members.get(&id).copied().filter(|m| m.stamp == stamp) {
-                    self.detach(&m);
-                    done.push(m);
-                }
-            }
-        }
         // Lists pop last-in first; in join order the ids are nearly sorted already.
         done[from..].reverse();
         done[from..].sort_unstable_by_key(|m| m.id);
+    }
+
+    /// Tokens a member that finished in the last `step_by(gain)` got in it (≤ `gain`).
+    pub fn last_gain(&self, m: &Member, gain: u64) -> u64 {
+        (m.r - (self.d - gain.max(1) as i64)).clamp(0, gain as i64) as u64
+    }
+
+    /// Context of a member that finished in the last step: its context at its last token
+    /// (a speculative step may have allocated past it).
+    pub fn finish_ctx(&self, m: &Member) -> u64 {
+        (m.c + m.r.min(self.d)).max(0) as u64
+    }
+
+    /// Pages a step of `gain` tokens per member allocates (a new page each time a context
+    /// crosses a page boundary): Σ over the `gain` positions of the members whose context
+    /// sits on a boundary there. O(gain).
+    pub fn new_pages_for(&self, gain: u64) -> u64 {
+        if self.page == 1 {
+            return self.n * gain;
+        }
+        (0..gain as i64)
+            .map(|j| self.residues[self.residue(-self.d - j)])
+            .sum()
     }
 
     /// The next retraction victim (fewest outputs, longest prompt, latest joined).
@@ -432,6 +467,36 @@ mod tests {
         r.remove(1);
         r.join(1, 10, 500, 20, 10_000, 5);
         assert_eq!(r.next_victim(), Some(0));
+    }
+
+    #[test]
+    fn multi_token_steps_clip_at_the_output_length() {
+        let mut r = Running::new(1);
+        r.join(0, 10, 1, 10, 4, 0); // 3 tokens left
+        r.join(1, 20, 1, 20, 9, 1); // 8 left
+        let mut done = Vec::new();
+        r.step_by(2, &mut done);
+        assert!(done.is_empty());
+        assert_eq!(r.out_sum(), 3 + 3);
+        r.step_by(2, &mut done); // member 0 needed 1 more token of the 2
+        assert_eq!(done.len(), 1);
+        assert_eq!(r.last_gain(&done[0], 2), 1);
+        assert_eq!(r.finish_ctx(&done[0]), 10 + 3);
+        r.step_by(3, &mut done);
+        r.step_by(3, &mut done); // member 1: 8 left after 2+2 → 4 left, then 3, then 1 of 3
+        assert_eq!(done.len(), 2);
+        assert_eq!(r.last_gain(&done[1], 3), 1);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn pages_for_several_tokens() {
+        let mut r = Running::new(4);
+        r.join(0, 4, 1, 4, 100, 0); // ctx 4: tokens 5..=7 need one new page
+        r.join(1, 6, 1, 6, 100, 1); // ctx 6: tokens 7, 8 fit, 9 needs a page
+        assert_eq!(r.new_pages_for(3), 2);
+        assert_eq!(r.new_pages_for(2), 1);
+        assert_eq!(r.new_pages_for(1), r.new_pages_next_step());
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub struct SimOutput {
     pub stats: SimStats,
     /// Per-iteration samples (empty unless `record_timeline`).
     pub timeline: Vec<Sample>,
+    /// Speculative decoding: the first replica's (DP rank's) `avg_spec_accept_length`, the
+    /// value bench_serving reads from `/get_server_info` (`internal_states[0]`).
+    pub accept_length: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -465,17 +468,36 @@ impl Sim<'_> {
                     .running_ids()
                     .chain(res.finished.iter().copied())
                     .collect();
+                let mut tokens = 0;
                 for local in ids {
                     if res.prefill_tokens.contains(&local) {
                         continue; // a mixed batch's new request: its first token, not a decode one
                     }
+                    let got = res
+                        .clipped
+                        .iter()
+                        .find(|c| c.0 == local)
+                        .map_or(res.gain, |c| c.1);
                     let c = &mut self.client[rep.globals[local]];
-                    rep.streams.single_itl(obs.saturating_sub(c.last_obs));
+                    rep.streams.chunk_itl(obs.saturating_sub(c.last_obs), got);
                     c.last_obs = obs;
+                    tokens += got;
                 }
-                rep.streams.emit(obs, res.decoded);
-            } else {
+                rep.streams.emit(obs, tokens);
+            } else if res.gain <= 1 {
                 rep.streams.decode_tokens(res.decoded, obs);
+            } else {
+                let steps = rep.streams.decode_steps();
+                let clipped: Vec<(Option<u64>, u64)> = res
+                    .clipped
+                    .iter()
+                    .map(|&(local, got)| {
+                        let joined = self.client[rep.globals[local]].joined;
+                        (joined.filter(|j| j.1 == steps).map(|j| j.0), got)
+                    })
+                    .collect();
+                rep.streams
+                    .decode_tokens_by(res.decoded, res.gain, &clipped, obs);
             }
         }
         let mut joined = 0;
@@ -529,6 +551,7 @@ impl Sim<'_> {
         if self.input.server_info_at_end {
             end += 2 * self.input.overheads.request_latency_ns.round() as u64;
         }
+        let accept_length = self.replicas[0].sched.spec_accept_length();
         let mut sched = SchedStats::default();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());
         for rep in self.replicas {
@@ -552,6 +575,7 @@ impl Sim<'_> {
             },
             stats,
             timeline: self.timeline,
+            accept_length,
         })
     }
 }

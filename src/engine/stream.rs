@@ -78,22 +78,59 @@ impl Streams {
         }
     }
 
+    /// bench_serving's sglang backend: a chunk of `tokens` tokens `gap_ns` after the previous
+    /// one gives `tokens` ITL entries of `gap_ns / tokens` each, for `count` requests.
+    fn push_itl_split(&mut self, gap_ns: u64, tokens: u64, count: u64) {
+        let t = tokens.max(1);
+        self.push_itl((gap_ns + t / 2) / t, count * t);
+    }
+
     /// A decode step's tokens for `members` running requests were observed at `obs`.
     pub fn decode_tokens(&mut self, members: u64, obs: u64) {
-        let continuing = members.saturating_sub(self.pending_total);
+        self.decode_tokens_by(members, 1, &[], obs);
+    }
+
+    /// A decode step gave each of `members` running requests `gain` tokens, observed at `obs`,
+    /// except the `clipped` ones that finished with fewer: (observation time of their last
+    /// token if they joined since the last decode step, tokens gained).
+    pub fn decode_tokens_by(
+        &mut self,
+        members: u64,
+        gain: u64,
+        clipped: &[(Option<u64>, u64)],
+        obs: u64,
+    ) {
+        let mut continuing = members.saturating_sub(self.pending_total);
+        let mut tokens = members * gain;
+        for &(joined, got) in clipped {
+            let prev =
+                match joined.and_then(|t| self.pending.iter().position(|c| c.0 == t && c.1 > 0)) {
+                    Some(i) => {
+                        self.pending[i].1 -= 1;
+                        self.pending_total -= 1;
+                        self.pending[i].0
+                    }
+                    None => {
+                        continuing = continuing.saturating_sub(1);
+                        self.last_decode_obs.unwrap_or(obs)
+                    }
+                };
+            self.push_itl_split(obs.saturating_sub(prev), got, 1);
+            tokens -= gain - got;
+        }
         if let Some(prev) = self.last_decode_obs {
-            self.push_itl(obs.saturating_sub(prev), continuing);
+            self.push_itl_split(obs.saturating_sub(prev), gain, continuing);
         }
         let mut pending = std::mem::take(&mut self.pending);
         for &(t, n) in &pending {
-            self.push_itl(obs.saturating_sub(t), n);
+            self.push_itl_split(obs.saturating_sub(t), gain, n);
         }
         pending.clear();
         self.pending = pending; // keeps its capacity for the next cohorts
         self.pending_total = 0;
         self.decode_steps += 1;
         self.last_decode_obs = Some(obs);
-        self.push_emission(obs, members);
+        self.push_emission(obs, tokens);
     }
 
     /// `n` prefill tokens were observed at `obs`; `joined` of those requests now decode.
@@ -116,6 +153,11 @@ impl Streams {
     /// One ITL for a request whose token after a retraction arrived (gap from its last token).
     pub fn single_itl(&mut self, gap_ns: u64) {
         self.push_itl(gap_ns, 1);
+    }
+
+    /// The ITLs of one request's chunk of `tokens` tokens `gap_ns` after its previous one.
+    pub fn chunk_itl(&mut self, gap_ns: u64, tokens: u64) {
+        self.push_itl_split(gap_ns, tokens, 1);
     }
 
     /// A running request left before its next decode token (retracted). `joined_obs` is the
@@ -149,6 +191,34 @@ mod tests {
         assert_eq!(c.observe(5), 20);
         assert_eq!(c.observe(25), 25);
     }
+    #[test]
+    fn speculative_chunks_split_their_gap_over_their_tokens() {
+        let mut s = Streams::default();
+        s.prefill_tokens(2, 2, 100);
+        // Both gain 3 tokens 30 ns later: six ITLs of 10 ns.
+        s.decode_tokens_by(2, 3, &[], 130);
+        // One finishes with 1 token of the 3: one ITL of 40 ns; the other three of 13.3.
+        s.decode_tokens_by(2, 3, &[(None, 1)], 170);
+        assert_eq!(
+            s.itl,
+            vec![
+                ItlRun {
+                    gap_ns: 10,
+                    count: 6
+                },
+                ItlRun {
+                    gap_ns: 40,
+                    count: 1
+                },
+                ItlRun {
+                    gap_ns: 13,
+                    count: 3
+                },
+            ]
+        );
+        assert_eq!(s.emissions.iter().map(|e| e.count).sum::<u64>(), 2 + 6 + 4);
+    }
+
     #[test]
     fn cohorts_give_per_request_gaps() {
         let mut s = Streams::default();

@@ -84,6 +84,9 @@ pub struct BenchMetrics {
     pub peak_output_throughput: f64,
     /// Most requests overlapping one 1-second bucket (`max_concurrent_requests`).
     pub peak_concurrent_requests: u64,
+    /// The server's `avg_spec_accept_length` read from `/get_server_info` after the run
+    /// (speculative decoding; `None` otherwise). Set by the simulation, not by [`compute`].
+    pub accept_length: Option<f64>,
 }
 
 /// `x / dur_s`, or 0 for a zero-length run (see the module doc).
@@ -125,6 +128,7 @@ pub fn compute(rec: &RunRecord) -> BenchMetrics {
         total_input_tokens,
         total_output_tokens,
         total_output_tokens_retokenized: total_output_tokens,
+        accept_length: None,
         duration_s: dur_s,
         request_throughput: per_second(completed as f64, dur_s),
         input_throughput: per_second(total_input_tokens as f64, dur_s),

@@ -66,7 +66,7 @@ pub fn render(m: &BenchMetrics, h: &ReportHeader, extra: &Value) -> String {
         ("p99_itl_ms", float(m.itl_ms.p99)),
         ("max_itl_ms", float(m.itl_ms.max)),
         ("concurrency", float(m.concurrency)),
-        ("accept_length", Value::Null),
+        ("accept_length", m.accept_length.map_or(Value::Null, float)),
         ("max_output_tokens_per_s", float(m.peak_output_throughput)),
         ("max_concurrent_requests", int(m.peak_concurrent_requests)),
         ("servesim", extra.clone()),

@@ -8,8 +8,11 @@
 //! from 0.3.0 to 0.5.10 (boundaries are the first release, post-releases included, that
 //! prints the change).
 //!
-//! Not modelled: the "Accept length:" line (printed only with speculative decoding),
-//! "Traffic request rate: trace" (`--use-trace-timestamps`), and 0.5.8+'s "Total input vision
+//! "Accept length:" (0.4.3.post3+) is printed right after "Concurrency:" when the server
+//! reports a non-zero `avg_spec_accept_length` (speculative decoding) and the backend's name
+//! contains "sglang" (only those query `/get_server_info`).
+//!
+//! Not modelled: "Traffic request rate: trace" (`--use-trace-timestamps`), and 0.5.8+'s "Total input vision
 //! tokens" line, which those versions print only for the `image`/`mmmu` datasets.
 use super::ReportHeader;
 use crate::metrics::BenchMetrics;
@@ -47,6 +50,8 @@ const MAX_CONCURRENCY_FROM: Version = Version::post(0, 3, 6, 1);
 const CONCURRENCY_FROM: Version = Version::new(0, 4, 2);
 /// "Inter-Token Latency" header, P95 and Max ITL; the TPOT block stops being printed.
 const ITL_V2_FROM: Version = Version::post(0, 4, 3, 3);
+/// "Accept length:" (`avg_spec_accept_length` from `/get_server_info`).
+const ACCEPT_LENGTH_FROM: Version = Version::post(0, 4, 3, 3);
 /// "Max request concurrency:" spelled right.
 const TYPO_FIXED_FROM: Version = Version::post(0, 4, 6, 4);
 /// "Total input text tokens" / "Total input vision tokens".
@@ -72,6 +77,7 @@ const TPOT: &[Span] = &[span(V_MIN, ITL_V2_FROM), span(TPOT_AGAIN_FROM, V_MAX)];
 const INPUT_TEXT: &[Span] = &[span(INPUT_SPLIT_FROM, V_MAX)];
 const INPUT_VISION: &[Span] = &[span(INPUT_SPLIT_FROM, E2E_TAIL_FROM)];
 const PEAKS: &[Span] = &[span(PEAKS_FROM, V_MAX)];
+const ACCEPT_LENGTH: &[Span] = &[span(ACCEPT_LENGTH_FROM, V_MAX)];
 const E2E_TAIL: &[Span] = &[span(E2E_TAIL_FROM, V_MAX)];
 
 /// Where a field's value comes from and how Python formats it.
@@ -83,6 +89,9 @@ enum Value {
     Int(fn(&BenchMetrics) -> u64),
     /// `{:<10.2f}` of a Python float.
     Fixed2(fn(&BenchMetrics) -> f64),
+    /// `{:<10.2f}` of a value printed only when truthy (`if accept_length:`) and the backend
+    /// queries the server's info (its name contains "sglang").
+    ServerFixed2(fn(&BenchMetrics) -> Option<f64>),
 }
 
 /// One printed line.
@@ -142,6 +151,7 @@ const LAYOUT: &[Row] = &[
     int("Peak concurrent requests:", |m| m.peak_concurrent_requests, PEAKS),
     f2("Total token throughput (tok/s):", |m| m.total_throughput, TOTAL_THROUGHPUT),
     f2("Concurrency:", |m| m.concurrency, CONCURRENCY),
+    row(Line::Field("Accept length:", Value::ServerFixed2(|m| m.accept_length)), ACCEPT_LENGTH),
     section("End-to-End Latency", ALWAYS),
     f2("Mean E2E Latency (ms):", |m| m.e2e_ms.mean, ALWAYS),
     f2("Median E2E Latency (ms):", |m| m.e2e_ms.median, ALWAYS),
@@ -182,6 +192,10 @@ pub fn render(m: &BenchMetrics, h: &ReportHeader) -> String {
                     Value::Header(get) => get(h),
                     Value::Int(get) => get(m).to_string(),
                     Value::Fixed2(get) => fixed2(get(m)),
+                    Value::ServerFixed2(get) => match get(m) {
+                        Some(x) if x != 0.0 && h.backend.contains("sglang") => fixed2(x),
+                        _ => continue,
+                    },
                 };
                 out.push_str(&field(label, &value));
             }

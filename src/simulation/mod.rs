@@ -77,8 +77,11 @@ impl Scenario {
         let hardware = load_hardware(hw_name)?;
         let model = load_model(model_name)?;
         let server_flags = file.server.merged(server);
-        let server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
+        let mut server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
         let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
+        if let Some(spec) = server.speculative.as_mut() {
+            spec.set_default_acceptance(&client.dataset_name);
+        }
         let cost = CostChoice {
             model: server_flags
                 .cost_model
@@ -224,7 +227,12 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     };
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = (0..sc.server.dp)
-        .map(|_| Scheduler::new(&sc.server, window))
+        .map(|r| {
+            let mut s = Scheduler::new(&sc.server, window);
+            // Speculative gains: one stream per replica, from the benchmark seed.
+            s.seed_acceptance(c.seed ^ (r + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            s
+        })
         .collect();
     let cost = sc.step_cost()?;
     let out = simulate_replicas(
@@ -234,7 +242,8 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         sc.server.dp_attention,
         cost.as_ref(),
     )?;
-    let metrics = compute(&out.record);
+    let mut metrics = compute(&out.record);
+    metrics.accept_length = out.accept_length;
     let mut notes = notes;
     notes.extend(sc.server.notes.iter().cloned());
     notes.extend(client_bound_note(

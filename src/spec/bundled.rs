@@ -33,6 +33,7 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
 bundle!(MODELS, MODEL_DIR = "models":
     "qwen2.5-0.5b",
     "qwen3-8b",
+    "qwen3-8b-eagle3",
     "qwen3-32b",
     "qwen3-30b-a3b",
     "qwen3-235b-a22b",

@@ -22,6 +22,19 @@ pub struct SchedulerConfig {
     pub kv_pool_tokens: u64,
     /// Captured decode batch sizes, ascending (empty without CUDA graphs).
     pub cuda_graph_batch_sizes: Vec<u64>,
+    /// Speculative decoding, when on: what a decode step gains and reserves.
+    pub spec: Option<SpecDecode>,
+}
+
+/// What the scheduler needs of speculative decoding.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpecDecode {
+    /// Mean tokens gained per request per verify (bonus included).
+    pub accept_length: f64,
+    /// Most tokens one verify gives a request.
+    pub max_gain: u64,
+    /// KV tokens per request the decode memory check wants free (N + k·K).
+    pub buffer_tokens: u64,
 }
 
 impl SchedulerConfig {
@@ -39,6 +52,11 @@ impl SchedulerConfig {
             max_running_requests: cfg.max_running_requests,
             kv_pool_tokens: cfg.kv_pool_tokens,
             cuda_graph_batch_sizes: cfg.cuda_graph_batch_sizes.clone(),
+            spec: cfg.speculative.as_ref().map(|s| SpecDecode {
+                accept_length: s.accept_length,
+                max_gain: s.max_gain(),
+                buffer_tokens: s.decode_buffer_tokens(),
+            }),
         }
     }
 

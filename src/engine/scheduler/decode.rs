@@ -16,12 +16,16 @@ impl Scheduler {
         }
         let page = self.cfg.page_size;
         let mut retracted = Vec::new();
-        if self.kv_free() < self.running.new_pages_next_step() * page {
+        if self.kv_free() < self.decode_reserve() {
             retracted = self.retract();
         } else {
             self.new_token_ratio = (self.new_token_ratio - self.ratio_decay).max(self.min_ratio);
         }
-        let need = self.running.new_pages_next_step() * page;
+        let gain = match self.cfg.spec {
+            Some(spec) => self.acceptance.draw(&spec),
+            None => 1,
+        };
+        let need = self.running.new_pages_for(gain) * page;
         if self.kv_free() < need {
             // One request left and still no room: SGLang asserts here. Nothing can progress.
             return None;
@@ -40,21 +44,31 @@ impl Scheduler {
             prefill: Vec::new(),
             decode: true,
             retracted,
+            gain,
         })
+    }
+
+    /// KV tokens the decode memory check wants free (`check_decode_mem`): the next token's
+    /// pages, or with speculation `N + k·K` tokens per request (the verify and draft slots,
+    /// allocated and freed within the iteration; per request page-rounded when paged).
+    fn decode_reserve(&self) -> u64 {
+        match self.cfg.spec {
+            Some(spec) => self.running.len() * self.cfg.ceil_page(spec.buffer_tokens),
+            None => self.running.new_pages_next_step() * self.cfg.page_size,
+        }
     }
 
     /// `retract_decode`: removes victims (fewest outputs, then longest prompt) until the next
     /// step fits (≥0.5.2) or until 20 steps fit for everyone (≤0.5.1); always at least one,
     /// never the last. Returns the victims in order.
     fn retract(&mut self) -> Vec<usize> {
-        let page = self.cfg.page_size;
         let old_rule = self.cfg.version < Version::new(0, 5, 2);
         let mut victims = Vec::new();
         let mut first = true;
         loop {
             let n = self.running.len();
             // The next step must fit (0.5.2+'s rule); ≤0.5.1 also keeps 20 steps of slack.
-            let next_step_short = self.kv_free() < self.running.new_pages_next_step() * page;
+            let next_step_short = self.kv_free() < self.decode_reserve();
             let short = next_step_short || (old_rule && self.kv_free() < n * RETRACT_DECODE_STEPS);
             if !(first || short) || n <= 1 {
                 break;

@@ -5,6 +5,7 @@
 pub mod adder;
 pub mod config;
 mod decode;
+pub mod speculative;
 
 use super::admission::AdmissionLimits;
 use super::kv::KvPool;
@@ -35,6 +36,8 @@ pub struct Batch {
     pub decode: bool,
     /// Requests retracted while forming this batch.
     pub retracted: Vec<usize>,
+    /// Tokens each running request gains in the decode part (1; more with speculation).
+    pub gain: u64,
 }
 
 /// What a completed step produced.
@@ -46,6 +49,10 @@ pub struct StepResult {
     pub decoded: u64,
     /// Requests that produced their last token in this step, ascending id.
     pub finished: Vec<usize>,
+    /// Tokens each decode member gained (the batch's `gain`).
+    pub gain: u64,
+    /// Decode members that finished with fewer than `gain` tokens: (id, tokens gained).
+    pub clipped: Vec<(usize, u64)>,
 }
 
 /// Counters for reports and invariants.
@@ -104,6 +111,8 @@ pub struct Scheduler {
     finished_scratch: Vec<super::running::Member>,
     /// The admission rules shared with the event loop and the up-front check.
     limits: AdmissionLimits,
+    /// Speculative decoding's gain draws and accept-length counters.
+    acceptance: speculative::Acceptance,
 }
 
 impl Scheduler {
@@ -133,7 +142,19 @@ impl Scheduler {
             groups: IdMap::default(),
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),
+            acceptance: speculative::Acceptance::default(),
         }
+    }
+
+    /// Seeds the speculative gain draws (each replica its own stream).
+    pub fn seed_acceptance(&mut self, seed: u64) {
+        self.acceptance = speculative::Acceptance::new(seed);
+    }
+
+    /// SGLang's `avg_spec_accept_length` so far (`None` without speculation or before the
+    /// first 40 decode iterations).
+    pub fn spec_accept_length(&self) -> Option<f64> {
+        self.cfg.spec.and(self.acceptance.accept_length())
     }
 
     /// The configuration this scheduler runs.
@@ -435,6 +456,7 @@ impl Scheduler {
             prefill: items,
             decode,
             retracted: Vec::new(),
+            gain: 1,
         })
     }
 
@@ -532,15 +554,29 @@ impl Scheduler {
         };
         let mut done = std::mem::take(&mut self.finished_scratch);
         done.clear();
+        let gain = batch.gain.max(1);
+        res.gain = gain;
         if batch.decode {
-            self.running.step_into(&mut done);
+            self.running.step_by(gain, &mut done);
         }
         res.finished = Vec::with_capacity(done.len() + batch.prefill.len());
         if batch.decode {
             res.decoded = self.running.len() + done.len() as u64;
+            let mut tokens = res.decoded * gain;
             let mut ghost_ctx = 0;
             for &m in &done {
-                let ctx = self.running.ctx_of(&m);
+                // A speculative step allocated `gain` tokens; a request that needed fewer
+                // gives the rest back (rejected slots are freed at once in SGLang).
+                let ctx = self.running.finish_ctx(&m);
+                let allocated = self.running.ctx_of(&m);
+                if allocated > ctx {
+                    let r = &self.reqs[m.id];
+                    let extra = self.own_alloc(r, allocated) - self.own_alloc(r, ctx);
+                    self.release(extra);
+                    let got = self.running.last_gain(&m, gain);
+                    tokens -= gain - got;
+                    res.clipped.push((m.id, got));
+                }
                 self.leave_pool(m.id, ctx, true);
                 ghost_ctx += ctx;
                 let r = &mut self.reqs[m.id];
@@ -556,6 +592,9 @@ impl Scheduler {
             } else {
                 (0, 0)
             };
+            if self.cfg.spec.is_some() {
+                self.acceptance.record(res.decoded, tokens);
+            }
         }
         self.finished_scratch = done;
         for it in &batch.prefill {
