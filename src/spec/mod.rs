@@ -9,5 +9,6 @@ pub mod model;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod version;
+pub mod vllm_client;
 pub mod workload;
 pub mod yaml_numbers;
