@@ -3,6 +3,7 @@
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
 pub mod explain;
 pub mod sanity;
+pub mod vllm;
 
 use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};

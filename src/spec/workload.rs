@@ -299,9 +299,13 @@ impl ClientConfig {
             }
             Ok(v)
         };
+        let kind = f.vllm.client.unwrap_or_default();
         let backend = f.backend.clone().unwrap_or_else(|| "sglang".into());
-        if !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
-            .contains(&backend.as_str())
+        // vLLM's client also names its OpenAI request function `openai` / `openai-comp`.
+        let vllm_only = kind.is_vllm() && ["openai", "openai-comp"].contains(&backend.as_str());
+        if !vllm_only
+            && !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
+                .contains(&backend.as_str())
         {
             return Err(Error::Unknown {
                 kind: "backend",
@@ -331,7 +335,6 @@ impl ClientConfig {
                 format!("must be at least 4 (bench_serving: output_len too small), got {l}"),
             ));
         }
-        let kind = f.vllm.client.unwrap_or_default();
         let bench_version = match kind {
             ClientKind::Sglang => f.bench_version.unwrap_or(sglang_version),
             _ => f.bench_version.unwrap_or(VLLM_NEWEST),
