@@ -339,9 +339,18 @@ fn printed_block_follows_the_version() {
     // CLI 0.10.1: the concurrency and configured-rate lines after Successful requests.
     let mid = render_text(&m, &header(4.0, Some(8)), &flavour("cli", "0.10.1"));
     let lines: Vec<&str> = mid.lines().collect();
-    assert_eq!(lines[1].trim_end(), "Successful requests:                     16");
-    assert_eq!(lines[2].trim_end(), "Maximum request concurrency:             8");
-    assert_eq!(lines[3].trim_end(), "Request rate configured (RPS):           4.00");
+    assert_eq!(
+        lines[1].trim_end(),
+        "Successful requests:                     16"
+    );
+    assert_eq!(
+        lines[2].trim_end(),
+        "Maximum request concurrency:             8"
+    );
+    assert_eq!(
+        lines[3].trim_end(),
+        "Request rate configured (RPS):           4.00"
+    );
     assert!(!mid.contains("Peak") && !mid.contains("Failed"));
 }
 
@@ -354,9 +363,7 @@ fn saved_json_keys_match_the_source_key_by_key() {
             .collect()
     };
     let m = sample_metrics(&[99.0]);
-    let metric_keys = |m: &str| {
-        ["mean", "median", "std", "p99"].map(|s| format!("{s}_{m}_ms"))
-    };
+    let metric_keys = |m: &str| ["mean", "median", "std", "p99"].map(|s| format!("{s}_{m}_ms"));
     // CLI 0.33.0, no --save-detailed (serve.py main(): result_json header keys, then the
     // benchmark() result; the per-request lists deleted; date/label/tokenizer_id left out).
     let mut want: Vec<String> = [
@@ -479,7 +486,10 @@ fn recorded_vllm_logs_parse_with_their_commands() {
     assert_eq!(runs[0].get("total_token_throughput"), Some(14029.44));
     assert_eq!(runs[0].get("failed"), None);
     let serve = parse_serve_command(runs[0].serve_command.as_deref().unwrap());
-    assert_eq!(serve.model.as_deref(), Some("meta-llama/Llama-3.1-8B-Instruct"));
+    assert_eq!(
+        serve.model.as_deref(),
+        Some("meta-llama/Llama-3.1-8B-Instruct")
+    );
     assert_eq!(serve.ignored, vec!["--disable-log-requests"]);
     let runs = parse_vllm_blocks(
         &validation_file("v002_ascend1605_qwen3_32b_sharegpt_qps1.txt"),
@@ -556,7 +566,10 @@ fn vllm_serve_command_maps_to_engine_and_sglang_flags() {
                --no-enable-prefix-caching --enforce-eager --kv-cache-dtype fp8 --block-size 32 \
                --max-model-len 8192 --swap-space 16";
     let s = parse_serve_command(cmd);
-    assert_eq!(s.model.as_deref(), Some("meta-llama/Llama-3.1-70B-Instruct"));
+    assert_eq!(
+        s.model.as_deref(),
+        Some("meta-llama/Llama-3.1-70B-Instruct")
+    );
     assert_eq!(s.tensor_parallel_size, Some(2));
     assert_eq!(s.max_num_seqs, Some(128));
     assert_eq!(s.max_num_batched_tokens, Some(4096));
@@ -707,7 +720,10 @@ fn bad_vllm_client_flags_fail_with_one_line() {
     run(&["--goodput", "latency:5"], &["--goodput", "latency:5"]);
     run(&["--percentile-metrics", "ttft,foo"], &["foo"]);
     run(&["--metric-percentiles", "101"], &["--metric-percentiles"]);
-    run(&["--random-range-ratio", "1.0"], &["--random-range-ratio", "< 1"]);
+    run(
+        &["--random-range-ratio", "1.0"],
+        &["--random-range-ratio", "< 1"],
+    );
     common::fails_with(
         &[
             "run",

@@ -98,9 +98,20 @@ fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Inst
             crate::report::vllm::render_json(&v.metrics, &v.header, &v.flavour, &extra)
         )
     } else {
+        // servesim's own lines of the preamble (not bench_serving's token counts), naming the
+        // vLLM client instead of bench_serving.
+        let pre = preamble(sc, &v.output);
+        let ours = pre.split("\n\n").next().unwrap_or_default().replace(
+            &format!("bench_serving {}", sc.client.bench_version),
+            &format!(
+                "{} {}",
+                crate::client::vllm::script_name(&v.flavour),
+                sc.client.bench_version
+            ),
+        );
         format!(
-            "{}{}",
-            preamble(sc, &v.output),
+            "{ours}\n\n{}{}",
+            crate::report::vllm::render_pre_block(&v.header, &v.flavour),
             crate::report::vllm::render_text(&v.metrics, &v.header, &v.flavour)
         )
     };

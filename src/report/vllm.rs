@@ -53,6 +53,37 @@ fn p_word(p: f64) -> String {
     }
 }
 
+/// What the client prints just before the block: `Traffic request rate: {rate}` (with " RPS."
+/// in legacy 0.9.2–0.10.1), then from 0.6.4 `Burstiness factor: {b} (Poisson process|Gamma
+/// distribution)` and `Maximum request concurrency: {c|None}`. (Ramp-up runs print their own
+/// lines instead of the rate; not reproduced.)
+pub fn render_pre_block(h: &VllmHeader, f: &VllmFlavour) -> String {
+    let v = |a, b, c| Version::new(a, b, c);
+    let rate = py_float_repr(h.request_rate);
+    let legacy_rps = f.script == Script::Legacy && f.version >= v(0, 9, 2);
+    let mut out = if legacy_rps {
+        format!("Traffic request rate: {rate} RPS.\n")
+    } else {
+        format!("Traffic request rate: {rate}\n")
+    };
+    if f.version >= v(0, 6, 4) {
+        let shape = if h.burstiness == 1.0 {
+            "Poisson process"
+        } else {
+            "Gamma distribution"
+        };
+        out.push_str(&format!(
+            "Burstiness factor: {} ({shape})\n",
+            py_float_repr(h.burstiness)
+        ));
+        let cap = h
+            .max_concurrency
+            .map_or("None".to_string(), |c| c.to_string());
+        out.push_str(&format!("Maximum request concurrency: {cap}\n"));
+    }
+    out
+}
+
 /// The printed block, from the `=== Serving Benchmark Result ===` rule to the closing rule.
 pub fn render_text(m: &VllmMetrics, h: &VllmHeader, f: &VllmFlavour) -> String {
     let mut lines = vec![centered(" Serving Benchmark Result ", '=')];
