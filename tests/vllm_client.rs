@@ -744,3 +744,37 @@ fn bad_vllm_client_flags_fail_with_one_line() {
     );
     run(&["--dataset-name", "sharegpt"], &["not modelled"]);
 }
+
+#[test]
+fn replay_reads_a_vllm_log_and_compares_under_vllms_keys() {
+    // v001 states random 1024/350 × 16 at rate inf; with a BOS tokenizer (Llama-3) the client
+    // totals are exact: 16368 input, 5600 output tokens.
+    let (code, out, err) = common::servesim(&[
+        "replay",
+        "validation/vllm/v001_pr33743_gemma3_27b_random.txt",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--model",
+        "llama-3.1-8b",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let rows = doc["runs"][0]["metrics"].as_array().unwrap();
+    let row = |k: &str| rows.iter().find(|r| r["label"] == k).unwrap();
+    assert_eq!(row("total_input_tokens")["sim"], 16368.0);
+    assert_eq!(row("total_output_tokens")["sim"], 5600.0);
+    assert_eq!(row("completed")["sim"], 16.0);
+    assert!(row("p99_itl_ms")["sim"].as_f64().unwrap() > 0.0);
+    // Without --hardware: one line naming the flag.
+    common::fails_with(
+        &[
+            "replay",
+            "validation/vllm/v001_pr33743_gemma3_27b_random.txt",
+            "--model",
+            "llama-3.1-8b",
+        ],
+        &["--hardware"],
+    );
+}
