@@ -22,6 +22,9 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
+//! - `--client vllm` (`vllm bench serve` / `benchmark_serving.py`): versions in
+//!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in
+//!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
 pub mod calibrate;
 pub mod cli;

@@ -10,6 +10,10 @@ use crate::validate::logparse::parse_log_file;
 use crate::validate::manifest::{self, Manifest};
 use crate::validate::render::replay_table;
 use crate::validate::replay::{LengthSource, Overrides};
+use crate::validate::vllm::block::parse_vllm_blocks;
+use crate::validate::vllm::replay::{replay_run as replay_vllm_run, VllmOverrides};
+use crate::validate::vllm::result_json::parse_result_json;
+use crate::validate::vllm::VllmResult;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
@@ -72,6 +76,9 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             })
         }
     };
+    if let Some(runs) = vllm_runs(&a.log)? {
+        return replay_vllm(a, &runs, style, out_w);
+    }
     let log = parse_log_file(&a.log)?;
     let manifest = match a.manifest.clone().or_else(|| manifest::beside(&a.log)) {
         Some(p) => Some(Manifest::load(&p)?),
@@ -190,4 +197,79 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             f
         ))),
     }
+}
+
+/// The runs of a vLLM log (`vllm bench serve` / `benchmark_serving.py` blocks) or of a
+/// `--save-result` JSON file; `None` when the file holds neither (then it is bench_serving's).
+fn vllm_runs(path: &std::path::Path) -> Result<Option<Vec<VllmResult>>> {
+    let bytes = crate::spec::load::read_bytes(path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let source = path.display().to_string();
+    if text.trim_start().starts_with('{') {
+        return Ok(Some(parse_result_json(&text, &source)?));
+    }
+    let runs = parse_vllm_blocks(&text, &source)?;
+    Ok((!runs.is_empty()).then_some(runs))
+}
+
+/// `replay` of a vLLM log: each run rebuilt as `--client vllm` from its own commands.
+fn replay_vllm(
+    a: &ReplayArgs,
+    runs: &[VllmResult],
+    style: Option<Style>,
+    out_w: &mut dyn Write,
+) -> Result<()> {
+    let ov = VllmOverrides {
+        hardware: a.flags.hardware.clone(),
+        model: a.flags.model.clone(),
+        server: a.flags.server.clone(),
+        client: a.flags.client.clone(),
+    };
+    let source = a.log.display().to_string();
+    let selected: Vec<(usize, &VllmResult)> = match a.run {
+        Some(n) => vec![(
+            n,
+            runs.get(n).ok_or_else(|| {
+                Error::invalid(
+                    "--run",
+                    "run",
+                    format!("{source} has {} run(s)", runs.len()),
+                )
+            })?,
+        )],
+        None => runs.iter().enumerate().collect(),
+    };
+    let mut text = String::new();
+    let mut json = Vec::new();
+    for (i, run) in selected {
+        let (sim, rows) =
+            replay_vllm_run(run, &ov).map_err(|e| Error::Msg(format!("{source} run {i}: {e}")))?;
+        match style {
+            None => json.push(serde_json::json!({
+                "run": i,
+                "line": run.line,
+                "client": crate::client::vllm::script_name(&sim.flavour),
+                "bench_version": sim.flavour.version,
+                "metrics": rows,
+            })),
+            Some(style) => {
+                let _ = writeln!(
+                    text,
+                    "== {source} run {i} (vLLM result at line {}; {} {}) ==\n{}",
+                    run.line,
+                    crate::client::vllm::script_name(&sim.flavour),
+                    sim.flavour.version,
+                    replay_table(&rows).render(style)
+                );
+            }
+        }
+    }
+    if style.is_none() {
+        text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({"log": source, "runs": json}))
+                .unwrap_or_default()
+        );
+    }
+    emit(out_w, &text)
 }

@@ -44,6 +44,9 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         });
     }
     let wall = Instant::now();
+    if sc.client.kind.is_vllm() {
+        return run_vllm_client(a, &sc, out_w, wall);
+    }
     let out = simulate(&sc)?;
     for note in &out.notes {
         eprintln!("note: {note}");
@@ -72,6 +75,52 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
+    }
+    Ok(())
+}
+
+/// `run` with vLLM's client: its block (after servesim's preamble) or its `--save-result` JSON.
+fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Instant) -> Result<()> {
+    let v = crate::simulation::vllm::run_vllm(sc)?;
+    for note in &v.output.notes {
+        eprintln!("note: {note}");
+    }
+    let wall_s = wall.elapsed().as_secs_f64();
+    crate::report::timeline::write(
+        &v.output.timeline,
+        a.sim.timeline.as_deref(),
+        a.sim.plot.as_deref(),
+    )?;
+    let report = if a.output_format == "json" {
+        let extra = extra(sc, &v.output);
+        format!(
+            "{}\n",
+            crate::report::vllm::render_json(&v.metrics, &v.header, &v.flavour, &extra)
+        )
+    } else {
+        // servesim's own lines of the preamble (not bench_serving's token counts), naming the
+        // vLLM client instead of bench_serving.
+        let pre = preamble(sc, &v.output);
+        let ours = pre.split("\n\n").next().unwrap_or_default().replace(
+            &format!("bench_serving {}", sc.client.bench_version),
+            &format!(
+                "{} {}",
+                crate::client::vllm::script_name(&v.flavour),
+                sc.client.bench_version
+            ),
+        );
+        format!(
+            "{ours}\n\n{}{}",
+            crate::report::vllm::render_pre_block(&v.header, &v.flavour),
+            crate::report::vllm::render_text(&v.metrics, &v.header, &v.flavour)
+        )
+    };
+    super::print::emit(out_w, &report)?;
+    if a.explain {
+        super::print::emit(out_w, &explain_text(sc, &v.output)?)?;
+    }
+    if a.stats {
+        eprint!("{}", stats_text(&v.output, wall_s));
     }
     Ok(())
 }

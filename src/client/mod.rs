@@ -8,3 +8,4 @@ pub mod dataset;
 pub mod flavour;
 pub mod rng;
 pub mod send;
+pub mod vllm;

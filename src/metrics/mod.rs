@@ -3,5 +3,6 @@ pub mod aggregate;
 pub mod percentile;
 pub mod record;
 pub mod sort;
+pub mod vllm;
 
 pub use aggregate::{compute, BenchMetrics, Stats};

@@ -9,6 +9,7 @@ pub mod markup;
 pub mod table;
 pub mod text;
 pub mod timeline;
+pub mod vllm;
 
 use crate::spec::version::Version;
 

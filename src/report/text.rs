@@ -207,12 +207,12 @@ pub fn render(m: &BenchMetrics, h: &ReportHeader) -> String {
 }
 
 /// `"{:<40} {:<10}".format(label, value)`: the one "label: value" line format.
-fn field(label: &str, value: &str) -> String {
+pub(crate) fn field(label: &str, value: &str) -> String {
     format!("{label:<40} {value:<10}")
 }
 
 /// `"{s:{c}^{n}}".format(s=title, n=50, c=fill)`: Python puts the odd fill char on the right.
-fn centered(title: &str, fill: char) -> String {
+pub(crate) fn centered(title: &str, fill: char) -> String {
     let pad = RULE_WIDTH.saturating_sub(title.chars().count());
     let left = pad / 2;
     let fill_str = |n: usize| fill.to_string().repeat(n);

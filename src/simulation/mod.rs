@@ -3,6 +3,7 @@
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
 pub mod explain;
 pub mod sanity;
+pub mod vllm;
 
 use crate::client::arrivals::dispatch_times;
 use crate::client::dataset::{build_rows, DatasetRow};
@@ -173,12 +174,8 @@ pub fn run(sc: &Scenario) -> Result<RunOutput> {
 pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     sanity::check_scenario(sc)?;
     let c = &sc.client;
-    let flavour = sc.flavour();
-    let mut rng = NumpyRandomState::new(c.seed as u32);
-    let rows: Vec<DatasetRow> = match &sc.lengths {
-        Some(l) => l.iter().map(|&(p, o)| DatasetRow::lengths(p, o)).collect(),
-        None => build_rows(c, &sc.model, flavour.output_min_one, &mut rng)?,
-    };
+    let plan = client_plan(sc)?;
+    let rows = plan.rows;
     if rows.is_empty() {
         return Err(Error::invalid(
             "--num-prompts",
@@ -187,16 +184,13 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         ));
     }
     let notes = sanity::check(sc, &rows)?;
-    let (mut dispatch_ns, mut dispatch_end_ns) =
-        dispatch_times(rows.len(), c.request_rate, &mut rng);
+    let (mut dispatch_ns, mut dispatch_end_ns) = (plan.dispatch_ns, plan.dispatch_end_ns);
     if rows.iter().any(|r| r.dispatch_ns.is_some()) {
         // Trace timestamps replace the Poisson process.
         dispatch_ns = rows.iter().map(|r| r.dispatch_ns.unwrap_or(0)).collect();
         dispatch_end_ns = dispatch_ns.iter().copied().max().unwrap_or(0);
     }
-    // The warm-up sends request 0's prompt; unless the cache is flushed afterwards, the radix
-    // cache still holds it when request 0 arrives.
-    let warm_cached = c.warmup_requests > 0 && sc.server.radix_cache && !flavour.flush_after_warmup;
+    let warm_cached = plan.warm_first && sc.server.radix_cache;
     // The rows are dropped here: a fresh vector (not an in-place collect, which would keep the
     // rows' larger allocation for the whole run).
     let mut requests = Vec::with_capacity(rows.len());
@@ -216,7 +210,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         dispatch_ns,
         dispatch_end_ns,
         max_concurrency: c.max_concurrency,
-        server_info_at_end: flavour.server_info_at_end,
+        server_info_at_end: plan.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
         client_send_ns: sc.client_send_ns(),
         max_events: sc.max_events,
@@ -258,6 +252,48 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         notes,
     };
     Ok((output, out.record))
+}
+
+/// The requests and send times of the emulated client.
+struct ClientPlan {
+    rows: Vec<DatasetRow>,
+    dispatch_ns: Vec<u64>,
+    dispatch_end_ns: u64,
+    /// Request 0's prompt is in the cache when it arrives (warm-up or test request, no flush).
+    warm_first: bool,
+    server_info_at_end: bool,
+}
+
+/// bench_serving's workload (numpy's global state shared by the dataset and the Poisson gaps),
+/// or vLLM's client's (`client::vllm`).
+fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
+    let c = &sc.client;
+    if c.kind.is_vllm() && sc.lengths.is_none() {
+        let w = crate::client::vllm::workload(c, &sc.model)?;
+        return Ok(ClientPlan {
+            rows: w.rows,
+            dispatch_ns: w.dispatch_ns,
+            dispatch_end_ns: w.dispatch_end_ns,
+            warm_first: w.warm_first,
+            server_info_at_end: false,
+        });
+    }
+    let flavour = sc.flavour();
+    let mut rng = NumpyRandomState::new(c.seed as u32);
+    let rows: Vec<DatasetRow> = match &sc.lengths {
+        Some(l) => l.iter().map(|&(p, o)| DatasetRow::lengths(p, o)).collect(),
+        None => build_rows(c, &sc.model, flavour.output_min_one, &mut rng)?,
+    };
+    let (dispatch_ns, dispatch_end_ns) = dispatch_times(rows.len(), c.request_rate, &mut rng);
+    Ok(ClientPlan {
+        rows,
+        dispatch_ns,
+        dispatch_end_ns,
+        // The warm-up sends request 0's prompt; unless the cache is flushed afterwards, the
+        // radix cache still holds it when request 0 arrives.
+        warm_first: c.warmup_requests > 0 && !flavour.flush_after_warmup,
+        server_info_at_end: flavour.server_info_at_end,
+    })
 }
 
 /// The newest SGLang version, for defaults.

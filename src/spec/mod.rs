@@ -10,5 +10,6 @@ pub mod scheduler_cpu;
 pub mod server;
 pub mod speculative;
 pub mod version;
+pub mod vllm_client;
 pub mod workload;
 pub mod yaml_numbers;

@@ -77,9 +77,12 @@ impl FromStr for Version {
             return Err(bad());
         }
         if let Some(p) = parts.next() {
+            // `.postN`, or vLLM's plain fourth number (`0.10.1.1`), read as a post-release.
             let n: u32 = p
                 .strip_prefix("post")
-                .and_then(|n| n.parse().ok())
+                .unwrap_or(p)
+                .parse()
+                .ok()
                 .ok_or_else(bad)?;
             stage = 2 + n;
         }

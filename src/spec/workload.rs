@@ -3,6 +3,7 @@
 use super::load::{from_yaml_str, read_text};
 use super::server::ServerFlags;
 use super::version::Version;
+use super::vllm_client::{ClientKind, VllmClientConfig, VllmClientFlags, VLLM_NEWEST};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -106,6 +107,10 @@ pub struct ClientFlags {
     /// bench_serving 0.5.6 and later, 3333 µs before).
     #[arg(long)]
     pub client_send_us: Option<f64>,
+    /// `--client` and the flags only vLLM's client has (`client::vllm`).
+    #[command(flatten)]
+    #[serde(default)]
+    pub vllm: VllmClientFlags,
 }
 
 fn parse_rate(s: &str) -> std::result::Result<f64, String> {
@@ -140,7 +145,7 @@ impl ClientFlags {
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &ClientFlags) -> ClientFlags {
         macro_rules! pick {
-            ($($f:ident),*) => { ClientFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* flush_cache: over.flush_cache || self.flush_cache } };
+            ($($f:ident),*) => { ClientFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* flush_cache: over.flush_cache || self.flush_cache, vllm: self.vllm.merged(&over.vllm) } };
         }
         pick!(
             backend,
@@ -264,6 +269,10 @@ pub struct ClientConfig {
     /// `client::send::send_ns`).
     pub client_model: ClientModel,
     pub client_send_us: Option<f64>,
+    /// `--client`: which benchmark client is emulated.
+    pub kind: ClientKind,
+    /// vLLM-client settings (`--client vllm`).
+    pub vllm: VllmClientConfig,
 }
 
 /// The `--dataset-name` values servesim accepts.
@@ -290,9 +299,13 @@ impl ClientConfig {
             }
             Ok(v)
         };
+        let kind = f.vllm.client.unwrap_or_default();
         let backend = f.backend.clone().unwrap_or_else(|| "sglang".into());
-        if !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
-            .contains(&backend.as_str())
+        // vLLM's client also names its OpenAI request function `openai` / `openai-comp`.
+        let vllm_only = kind.is_vllm() && ["openai", "openai-comp"].contains(&backend.as_str());
+        if !vllm_only
+            && !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
+                .contains(&backend.as_str())
         {
             return Err(Error::Unknown {
                 kind: "backend",
@@ -322,7 +335,13 @@ impl ClientConfig {
                 format!("must be at least 4 (bench_serving: output_len too small), got {l}"),
             ));
         }
-        let bench_version = f.bench_version.unwrap_or(sglang_version);
+        let bench_version = match kind {
+            ClientKind::Sglang => f.bench_version.unwrap_or(sglang_version),
+            _ => f.bench_version.unwrap_or(VLLM_NEWEST),
+        };
+        if kind.is_vllm() {
+            VllmClientConfig::check_version(kind, bench_version)?;
+        }
         if f.sharegpt_context_len.is_some() && bench_version < SHAREGPT_RELAXED_FILTER_SINCE {
             return Err(Error::invalid(
                 "--sharegpt-context-len",
@@ -364,7 +383,8 @@ impl ClientConfig {
                 "must be > 0 or inf",
             ));
         }
-        let seed = f.seed.unwrap_or(1);
+        // vLLM's clients default to seed 0 and 128 output tokens.
+        let seed = f.seed.unwrap_or(if kind.is_vllm() { 0 } else { 1 });
         if seed > u32::MAX as u64 {
             return Err(Error::invalid(
                 "--seed",
@@ -395,7 +415,12 @@ impl ClientConfig {
             gsp,
             num_prompts: count("num_prompts", f.num_prompts, 1000, 1)?,
             random_input_len: count("random_input_len", f.random_input_len, 1024, 1)?,
-            random_output_len: count("random_output_len", f.random_output_len, 1024, 0)?,
+            random_output_len: count(
+                "random_output_len",
+                f.random_output_len,
+                if kind.is_vllm() { 128 } else { 1024 },
+                0,
+            )?,
             random_range_ratio: ratio,
             request_rate,
             max_concurrency: match f.max_concurrency {
@@ -406,6 +431,8 @@ impl ClientConfig {
             bench_version,
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
+            kind,
+            vllm: VllmClientConfig::resolve(&f.vllm, f.random_range_ratio, request_rate)?,
         })
     }
 }

@@ -5,3 +5,4 @@ pub mod manifest;
 pub mod render;
 pub mod replay;
 pub mod sampled;
+pub mod vllm;

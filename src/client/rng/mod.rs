@@ -14,9 +14,11 @@
 //! function of the seed and the call sequence, on every platform (except the `ln` inside
 //! [`numpy::NumpyRandomState::exponential`], which is the platform libm's).
 pub mod numpy;
+pub mod pcg64;
 pub mod python;
 
 pub use numpy::NumpyRandomState;
+pub use pcg64::Pcg64;
 pub use python::PyRandom;
 
 /// Number of 32-bit words of MT19937 state.

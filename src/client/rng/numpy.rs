@@ -15,6 +15,8 @@ use super::Mt19937;
 #[derive(Clone, Debug)]
 pub struct NumpyRandomState {
     mt: Mt19937,
+    /// The second normal of the last polar Box-Muller pair (`has_gauss`/`gauss`).
+    gauss: Option<f64>,
 }
 
 impl NumpyRandomState {
@@ -22,6 +24,7 @@ impl NumpyRandomState {
     pub fn new(seed: u32) -> Self {
         NumpyRandomState {
             mt: Mt19937::from_genrand(seed),
+            gauss: None,
         }
     }
 
@@ -85,6 +88,80 @@ impl NumpyRandomState {
     /// Precondition: `scale >= 0` (numpy raises otherwise); other values are used as given.
     pub fn exponential(&mut self, scale: f64) -> f64 {
         -(1.0 - self.next_double()).ln() * scale
+    }
+
+    /// `np.random.gamma(shape, scale)` (numpy `legacy_gamma`): `scale * standard_gamma(shape)`.
+    /// vLLM's client draws its inter-arrival gaps with it (`--burstiness`); shape 1 is exactly
+    /// [`exponential`](Self::exponential). Precondition: `shape >= 0` (numpy raises otherwise).
+    pub fn gamma(&mut self, shape: f64, scale: f64) -> f64 {
+        scale * self.standard_gamma(shape)
+    }
+
+    /// numpy `legacy_standard_gamma`: shape 1 exponential; shape < 1 Johnk-style rejection
+    /// (Ahrens-Dieter GS); shape > 1 Marsaglia-Tsang with the legacy polar normals.
+    fn standard_gamma(&mut self, shape: f64) -> f64 {
+        if shape == 1.0 {
+            return self.exponential(1.0);
+        }
+        if shape <= 0.0 {
+            return 0.0;
+        }
+        if shape < 1.0 {
+            loop {
+                let u = self.next_double();
+                let v = self.exponential(1.0);
+                if u <= 1.0 - shape {
+                    let x = u.powf(1.0 / shape);
+                    if x <= v {
+                        return x;
+                    }
+                } else {
+                    let y = -((1.0 - u) / shape).ln();
+                    let x = (1.0 - shape + shape * y).powf(1.0 / shape);
+                    if x <= v + y {
+                        return x;
+                    }
+                }
+            }
+        }
+        let b = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * b).sqrt();
+        loop {
+            let (x, v) = loop {
+                let x = self.gauss();
+                let v = 1.0 + c * x;
+                if v > 0.0 {
+                    break (x, v);
+                }
+            };
+            let v = v * v * v;
+            let u = self.next_double();
+            if u < 1.0 - 0.0331 * (x * x) * (x * x) {
+                return b * v;
+            }
+            if u.ln() < 0.5 * x * x + b * (1.0 - v + v.ln()) {
+                return b * v;
+            }
+        }
+    }
+
+    /// numpy `legacy_gauss`: polar Box-Muller, the second value of each pair kept for the
+    /// next call.
+    fn gauss(&mut self) -> f64 {
+        if let Some(g) = self.gauss.take() {
+            return g;
+        }
+        let (x1, x2, r2) = loop {
+            let x1 = 2.0 * self.next_double() - 1.0;
+            let x2 = 2.0 * self.next_double() - 1.0;
+            let r2 = x1 * x1 + x2 * x2;
+            if r2 < 1.0 && r2 != 0.0 {
+                break (x1, x2, r2);
+            }
+        };
+        let f = (-2.0 * r2.ln() / r2).sqrt();
+        self.gauss = Some(f * x1);
+        f * x2
     }
 
     /// `high - 1 - low` as an unsigned span, or `None` for an empty range.

@@ -1,0 +1,299 @@
+//! Command lines around a vLLM run. [`bench_client_flags`] reads `vllm bench serve ...` or
+//! `python benchmarks/benchmark_serving.py ...` into servesim's client flags (`--client vllm`
+//! or `vllm-legacy`); [`parse_serve_command`] reads `vllm serve MODEL ...` or `python -m
+//! vllm.entrypoints.openai.api_server --model MODEL ...` into a neutral
+//! [`VllmServeCommand`], which maps onto servesim's vLLM-engine flags
+//! ([`VllmServeCommand::engine_args`]) or, where SGLang has an equivalent, onto SGLang's
+//! ([`VllmServeCommand::sglang_args`]). Flags are matched by their full names (and vLLM's short
+//! aliases `-tp`, `-dp`, `-pp`, `-q`); `--flag=value` is accepted; anything else is listed
+//! as ignored, never an error.
+use crate::spec::vllm_client::{ClientKind, RampUp, VllmClientFlags};
+use crate::spec::workload::ClientFlags;
+use std::collections::BTreeMap;
+
+/// Shell words of a command: whitespace-separated, surrounding quotes removed.
+fn words(cmd: &str) -> Vec<String> {
+    cmd.split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+        .collect()
+}
+
+/// `--name value` / `--name=value` / bare `--name` pairs after the command word; bare
+/// positionals (e.g. `vllm serve MODEL`) under the key `""`.
+fn flag_pairs(cmd: &str) -> Vec<(String, Vec<String>)> {
+    let w = words(cmd);
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for tok in w {
+        if let Some(body) = tok.strip_prefix("--").or_else(|| {
+            tok.strip_prefix('-')
+                .filter(|b| ["tp", "dp", "pp", "q"].contains(b))
+        }) {
+            match body.split_once('=') {
+                Some((n, v)) => out.push((n.to_string(), vec![v.to_string()])),
+                None => out.push((body.to_string(), Vec::new())),
+            }
+        } else if let Some(last) = out.last_mut() {
+            last.1.push(tok);
+        } else {
+            out.push((String::new(), vec![tok]));
+        }
+    }
+    out
+}
+
+/// What a client command line says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchCommand {
+    pub flags: ClientFlags,
+    /// `--model` (the served model's name or path).
+    pub model: Option<String>,
+    /// Flags servesim does not model, as written.
+    pub ignored: Vec<String>,
+    /// Modelled flags whose value does not parse, with the value.
+    pub bad: BTreeMap<String, String>,
+}
+
+/// Reads a `vllm bench serve` / `benchmark_serving.py` command.
+pub fn bench_client_flags(cmd: &str) -> BenchCommand {
+    let mut out = BenchCommand::default();
+    let mut v = VllmClientFlags {
+        client: Some(if cmd.contains("benchmark_serving.py") {
+            ClientKind::VllmLegacy
+        } else {
+            ClientKind::Vllm
+        }),
+        ..VllmClientFlags::default()
+    };
+    let f = &mut out.flags;
+    for (name, values) in flag_pairs(cmd) {
+        let first = values.first().cloned().unwrap_or_default();
+        let mut bad = false;
+        let mut num = |x: &mut Option<u64>| match first.parse::<u64>() {
+            Ok(n) => *x = Some(n),
+            Err(_) => bad = true,
+        };
+        match name.as_str() {
+            "" => continue,
+            "num-prompts" => num(&mut f.num_prompts),
+            "random-input-len" | "input-len" => num(&mut f.random_input_len),
+            "random-output-len" | "output-len" => num(&mut f.random_output_len),
+            "max-concurrency" => num(&mut f.max_concurrency),
+            "seed" => num(&mut f.seed),
+            "sharegpt-output-len" => num(&mut f.sharegpt_output_len),
+            "random-prefix-len" => num(&mut v.random_prefix_len),
+            "random-range-ratio" => match first.parse::<f64>() {
+                Ok(r) => f.random_range_ratio = Some(r),
+                Err(_) => bad = true,
+            },
+            "request-rate" => match first.parse::<f64>() {
+                Ok(r) if r > 0.0 => f.request_rate = Some(r),
+                _ => bad = true,
+            },
+            "burstiness" => match first.parse::<f64>() {
+                Ok(b) => v.burstiness = Some(b),
+                Err(_) => bad = true,
+            },
+            "ramp-up-start-rps" => match first.parse::<f64>() {
+                Ok(b) => v.ramp_up_start_rps = Some(b),
+                Err(_) => bad = true,
+            },
+            "ramp-up-end-rps" => match first.parse::<f64>() {
+                Ok(b) => v.ramp_up_end_rps = Some(b),
+                Err(_) => bad = true,
+            },
+            "ramp-up-strategy" => match first.as_str() {
+                "linear" => v.ramp_up_strategy = Some(RampUp::Linear),
+                "exponential" => v.ramp_up_strategy = Some(RampUp::Exponential),
+                _ => bad = true,
+            },
+            "goodput" => v.goodput = Some(values.clone()),
+            "percentile-metrics" => v.percentile_metrics = Some(first.clone()),
+            "metric-percentiles" => v.metric_percentiles = Some(first.clone()),
+            "backend" | "endpoint-type" => f.backend = Some(first.clone()),
+            "dataset-name" => f.dataset_name = Some(first.clone()),
+            "dataset-path" => f.dataset_path = Some(first.clone().into()),
+            "model" => out.model = Some(first.clone()),
+            _ => {
+                let mut w = format!("--{name}");
+                for x in &values {
+                    w.push(' ');
+                    w.push_str(x);
+                }
+                out.ignored.push(w);
+                continue;
+            }
+        }
+        if bad {
+            out.bad.insert(name.clone(), first.clone());
+        }
+        if name == "request-rate" && first.eq_ignore_ascii_case("inf") {
+            out.bad.remove("request-rate");
+            f.request_rate = Some(f64::INFINITY);
+        }
+    }
+    out.flags.vllm = v;
+    out
+}
+
+/// A `vllm serve` command, flag by flag (`None`: not given, vLLM's default applies).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct VllmServeCommand {
+    pub model: Option<String>,
+    pub tensor_parallel_size: Option<u64>,
+    pub data_parallel_size: Option<u64>,
+    pub pipeline_parallel_size: Option<u64>,
+    pub max_num_seqs: Option<u64>,
+    pub max_num_batched_tokens: Option<u64>,
+    pub gpu_memory_utilization: Option<f64>,
+    /// `Some(true)` for `--enable-prefix-caching`, `Some(false)` for `--no-enable-prefix-caching`.
+    pub enable_prefix_caching: Option<bool>,
+    pub enable_chunked_prefill: Option<bool>,
+    pub enforce_eager: bool,
+    pub kv_cache_dtype: Option<String>,
+    pub block_size: Option<u64>,
+    pub max_model_len: Option<u64>,
+    pub long_prefill_token_threshold: Option<u64>,
+    pub async_scheduling: bool,
+    pub quantization: Option<String>,
+    pub dtype: Option<String>,
+    /// Flags not modelled, as written.
+    pub ignored: Vec<String>,
+    /// Modelled flags whose value does not parse, with the value.
+    pub bad: BTreeMap<String, String>,
+}
+
+/// Reads a `vllm serve` / `api_server` command.
+pub fn parse_serve_command(cmd: &str) -> VllmServeCommand {
+    let mut s = VllmServeCommand::default();
+    let after_serve = cmd.split_once("vllm serve").map(|(_, r)| r);
+    if let Some(rest) = after_serve {
+        s.model = words(rest).into_iter().find(|w| !w.starts_with('-'));
+    }
+    for (name, values) in flag_pairs(cmd) {
+        let first = values.first().cloned().unwrap_or_default();
+        let mut bad = false;
+        let mut num = |x: &mut Option<u64>| match first.parse::<u64>() {
+            Ok(n) => *x = Some(n),
+            Err(_) => bad = true,
+        };
+        match name.as_str() {
+            "" => continue,
+            "model" => s.model = Some(first.clone()),
+            "tensor-parallel-size" | "tp" => num(&mut s.tensor_parallel_size),
+            "data-parallel-size" | "dp" => num(&mut s.data_parallel_size),
+            "pipeline-parallel-size" | "pp" => num(&mut s.pipeline_parallel_size),
+            "max-num-seqs" => num(&mut s.max_num_seqs),
+            "max-num-batched-tokens" => num(&mut s.max_num_batched_tokens),
+            "block-size" => num(&mut s.block_size),
+            "max-model-len" => num(&mut s.max_model_len),
+            "long-prefill-token-threshold" => num(&mut s.long_prefill_token_threshold),
+            "gpu-memory-utilization" => match first.parse::<f64>() {
+                Ok(u) => s.gpu_memory_utilization = Some(u),
+                Err(_) => bad = true,
+            },
+            "enable-prefix-caching" => s.enable_prefix_caching = Some(true),
+            "no-enable-prefix-caching" => s.enable_prefix_caching = Some(false),
+            "enable-chunked-prefill" => s.enable_chunked_prefill = Some(true),
+            "no-enable-chunked-prefill" => s.enable_chunked_prefill = Some(false),
+            "enforce-eager" => s.enforce_eager = true,
+            "async-scheduling" => s.async_scheduling = true,
+            "kv-cache-dtype" => s.kv_cache_dtype = Some(first.clone()),
+            "quantization" | "q" => s.quantization = Some(first.clone()),
+            "dtype" => s.dtype = Some(first.clone()),
+            _ => {
+                let mut w = format!("--{name}");
+                for x in &values {
+                    w.push(' ');
+                    w.push_str(x);
+                }
+                s.ignored.push(w);
+                continue;
+            }
+        }
+        if bad {
+            s.bad.insert(name.clone(), first.clone());
+        }
+    }
+    s
+}
+
+impl VllmServeCommand {
+    /// The flags for servesim's vLLM engine (`--engine vllm`, vLLM's own flag names).
+    pub fn engine_args(&self) -> Vec<String> {
+        let mut a = vec!["--engine".to_string(), "vllm".to_string()];
+        let mut push = |flag: &str, v: Option<String>| {
+            if let Some(v) = v {
+                a.push(flag.to_string());
+                a.push(v);
+            }
+        };
+        push("--tp", self.tensor_parallel_size.map(|x| x.to_string()));
+        push("--dp", self.data_parallel_size.map(|x| x.to_string()));
+        push("--max-num-seqs", self.max_num_seqs.map(|x| x.to_string()));
+        push(
+            "--max-num-batched-tokens",
+            self.max_num_batched_tokens.map(|x| x.to_string()),
+        );
+        push(
+            "--gpu-memory-utilization",
+            self.gpu_memory_utilization.map(|x| x.to_string()),
+        );
+        push("--block-size", self.block_size.map(|x| x.to_string()));
+        push("--max-model-len", self.max_model_len.map(|x| x.to_string()));
+        push(
+            "--long-prefill-token-threshold",
+            self.long_prefill_token_threshold.map(|x| x.to_string()),
+        );
+        push("--kv-cache-dtype", self.kv_cache_dtype.clone());
+        match self.enable_prefix_caching {
+            Some(true) => a.push("--enable-prefix-caching".into()),
+            Some(false) => a.push("--no-enable-prefix-caching".into()),
+            None => {}
+        }
+        if self.enforce_eager {
+            a.push("--enforce-eager".into());
+        }
+        if self.async_scheduling {
+            a.push("--async-scheduling".into());
+        }
+        a
+    }
+
+    /// The SGLang flags with the same meaning (for running a vLLM deployment's workload on
+    /// servesim's SGLang engine), and the vLLM flags that have none, as written.
+    pub fn sglang_args(&self) -> (Vec<String>, Vec<String>) {
+        let mut a = Vec::new();
+        let mut unmapped = Vec::new();
+        let mut push = |flag: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                a.push(flag.to_string());
+                a.push(v.to_string());
+            }
+        };
+        push("--tp", self.tensor_parallel_size);
+        push("--dp", self.data_parallel_size);
+        push("--max-running-requests", self.max_num_seqs);
+        // vLLM's budget covers decodes too; SGLang's chunk covers prefill only.
+        push("--chunked-prefill-size", self.max_num_batched_tokens);
+        if let Some(d) = &self.kv_cache_dtype {
+            a.push("--kv-cache-dtype".into());
+            a.push(d.clone());
+        }
+        if self.enable_prefix_caching == Some(false) {
+            a.push("--disable-radix-cache".into());
+        }
+        if self.enforce_eager {
+            a.push("--disable-cuda-graph".into());
+        }
+        if let Some(u) = self.gpu_memory_utilization {
+            unmapped.push(format!("--gpu-memory-utilization {u}"));
+        }
+        if let Some(b) = self.block_size {
+            unmapped.push(format!("--block-size {b}"));
+        }
+        if let Some(l) = self.max_model_len {
+            unmapped.push(format!("--max-model-len {l}"));
+        }
+        (a, unmapped)
+    }
+}

@@ -1,0 +1,117 @@
+//! Replaying a recorded vLLM run: its client command (`vllm bench serve ...`) becomes
+//! `--client vllm` flags, its `vllm serve` command the server flags SGLang has equivalents for
+//! (until the vLLM engine's own flags are wired in), the user's overrides win, and every number
+//! the block or JSON states is compared with servesim's under vLLM's own key.
+use super::command::{bench_client_flags, parse_serve_command, VllmServeCommand};
+use super::VllmResult;
+use crate::error::{Error, Result};
+use crate::report::vllm::json_entries;
+use crate::simulation::vllm::{run_vllm, VllmRun};
+use crate::simulation::Scenario;
+use crate::spec::server::ServerFlags;
+use crate::spec::vllm_client::ClientKind;
+use crate::spec::workload::{ClientFlags, ScenarioFile};
+use crate::validate::compare::{err_pct, MetricRow};
+use crate::validate::replay::model_from_path;
+
+/// What the caller may override.
+#[derive(Debug, Clone, Default)]
+pub struct VllmOverrides {
+    pub hardware: Option<String>,
+    pub model: Option<String>,
+    pub server: ServerFlags,
+    pub client: ClientFlags,
+}
+
+/// SGLang flags with the same meaning as a `vllm serve` command's (see
+/// [`VllmServeCommand::sglang_args`]).
+pub fn sglang_server_flags(s: &VllmServeCommand) -> ServerFlags {
+    ServerFlags {
+        tp: s.tensor_parallel_size,
+        dp: s.data_parallel_size,
+        max_running_requests: s.max_num_seqs,
+        chunked_prefill_size: s.max_num_batched_tokens.map(|t| t as i64),
+        kv_cache_dtype: s.kv_cache_dtype.clone(),
+        disable_radix_cache: s.enable_prefix_caching == Some(false),
+        disable_cuda_graph: s.enforce_eager,
+        ..ServerFlags::default()
+    }
+}
+
+/// The scenario of a recorded run.
+pub fn scenario_for(run: &VllmResult, ov: &VllmOverrides) -> Result<Scenario> {
+    let bench = run.bench_command.as_deref().map(bench_client_flags);
+    let mut client = bench.as_ref().map(|b| b.flags.clone()).unwrap_or_default();
+    if client.vllm.client.is_none() {
+        client.vllm.client = Some(ClientKind::Vllm);
+    }
+    if client.max_concurrency.is_none() {
+        client.max_concurrency = run.max_concurrency;
+    }
+    if client.request_rate.is_none() {
+        client.request_rate = run.request_rate;
+    }
+    let client = client.merged(&ov.client);
+    let serve = run.serve_command.as_deref().map(parse_serve_command);
+    let server = serve
+        .as_ref()
+        .map(sglang_server_flags)
+        .unwrap_or_default()
+        .merged(&ov.server);
+    let model = ov.model.clone().or_else(|| {
+        let named = bench
+            .as_ref()
+            .and_then(|b| b.model.clone())
+            .or_else(|| serve.as_ref().and_then(|s| s.model.clone()))?;
+        model_from_path(&named).map(String::from)
+    });
+    let Some(model) = model else {
+        return Err(Error::invalid(
+            "--model",
+            "model",
+            "the run's model is not a bundled one (or not stated); pass --model",
+        ));
+    };
+    let Some(hardware) = ov.hardware.clone() else {
+        return Err(Error::invalid(
+            "--hardware",
+            "hardware",
+            "a vLLM log does not name its GPU; pass --hardware",
+        ));
+    };
+    Scenario::resolve(
+        &ScenarioFile::default(),
+        Some(&hardware),
+        Some(&model),
+        &server,
+        &client,
+    )
+}
+
+/// Real against simulated for every number the run states, under vLLM's JSON key.
+pub fn compare(run: &VllmResult, sim: &VllmRun) -> Vec<MetricRow> {
+    let simulated = json_entries(&sim.metrics, &sim.header, &sim.flavour);
+    run.values
+        .iter()
+        .map(|(key, &real)| {
+            let s = simulated
+                .iter()
+                .find(|(k, _)| k.trim_end_matches(':') == key)
+                .and_then(|(_, v)| v.as_f64());
+            MetricRow {
+                label: key.clone(),
+                real,
+                sim: s,
+                err_pct: s.and_then(|s| err_pct(real, s)),
+            }
+        })
+        .collect()
+}
+
+/// Builds, simulates and compares one recorded run.
+pub fn replay_run(run: &VllmResult, ov: &VllmOverrides) -> Result<(VllmRun, Vec<MetricRow>)> {
+    let sc = scenario_for(run, ov)?;
+    let sim = run_vllm(&sc)?;
+    let rows = compare(run, &sim);
+    Ok((sim, rows))
+}
