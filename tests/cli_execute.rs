@@ -58,3 +58,44 @@ fn errors_equal_the_binary_stderr_line_and_code() {
         assert!(e.message.starts_with("error: ") && !e.message.contains('\n'));
     }
 }
+
+/// The line bench_serving prints for the concurrency cap (`{:<40} {:<10}`).
+fn cap_line(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("Max request concurrency:"))
+        .map_or("", str::trim_end)
+}
+
+#[test]
+fn a_client_flag_overrides_one_field_of_the_bundled_default() {
+    // Issue 14: `run --seed 1` used to drop the whole client section, and with it the bundled
+    // `--max-concurrency 64` (mean TTFT 57 ms → 16 s). One flag now changes one field.
+    let out = exec(&["run", "--seed", "1", "--num-prompts", "80"]).expect("runs");
+    assert_eq!(
+        cap_line(&out),
+        "Max request concurrency:                 64"
+    );
+    // A finite rate is an open-loop benchmark: bench_serving has no cap unless one is given.
+    let out = exec(&["run", "--request-rate", "8", "--num-prompts", "80"]).expect("runs");
+    assert_eq!(
+        cap_line(&out),
+        "Max request concurrency:                 not set"
+    );
+    let out = exec(&[
+        "run",
+        "--request-rate",
+        "8",
+        "--max-concurrency",
+        "4",
+        "--num-prompts",
+        "80",
+    ])
+    .expect("runs");
+    assert_eq!(cap_line(&out), "Max request concurrency:                 4");
+    // bench_serving: `Semaphore(max_concurrency) if max_concurrency else None`: 0 is no cap.
+    let out = exec(&["run", "--max-concurrency", "0", "--num-prompts", "80"]).expect("runs");
+    assert_eq!(
+        cap_line(&out),
+        "Max request concurrency:                 not set"
+    );
+}

@@ -17,7 +17,7 @@ pub use exec::{execute, CliError};
 
 use crate::error::{Error, Result};
 use crate::simulation::Scenario;
-use crate::spec::workload::{ClientFlags, ScenarioFile, ScenarioFlags};
+use crate::spec::workload::{ScenarioFile, ScenarioFlags};
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -73,16 +73,15 @@ pub struct SimArgs {
     pub plot: Option<PathBuf>,
 }
 
-/// The scenario a run command simulates: the scenario file (default: the bundled one; its
-/// client section applies only when no client flag is given) overlaid with the flag group,
+/// The scenario a run command simulates: the scenario file (default: the bundled one) overlaid
+/// field by field with the flag group (rule: [`ScenarioFile::base`]),
 /// with the limits of `sim` and a timeline when one is written.
 fn scenario(
     file: Option<&std::path::Path>,
     flags: &ScenarioFlags,
     sim: &SimArgs,
 ) -> Result<Scenario> {
-    let client_given = flags.client != ClientFlags::default();
-    let file = ScenarioFile::base(file, client_given)?;
+    let file = ScenarioFile::base(file, flags.client.sets_finite_rate())?;
     let mut sc = Scenario::from_flags(&file, flags)?;
     if let Some(m) = sim.max_events {
         sc.max_events = m;

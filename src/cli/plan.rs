@@ -66,7 +66,7 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             ))
         }
     };
-    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_flag("request-rate"))?;
     let client_line = crate::sweep::ideal_client_unless_set(&mut file, &grid);
     let spec = PlanSpec {
         file,

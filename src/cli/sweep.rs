@@ -38,7 +38,7 @@ pub struct SweepArgs {
 
 pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     let grid = Grid::parse(&a.grid.flags)?;
-    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_client_flag())?;
+    let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_flag("request-rate"))?;
     let client_line = crate::sweep::ideal_client_unless_set(&mut file, &grid);
     let s = Sweep {
         file,

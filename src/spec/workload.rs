@@ -82,7 +82,9 @@ pub struct ClientFlags {
     #[arg(long, value_parser = parse_rate)]
     #[serde(default, deserialize_with = "de_rate")]
     pub request_rate: Option<f64>,
-    /// Client-side cap on requests in flight (asyncio semaphore).
+    /// Client-side cap on requests in flight (asyncio semaphore); 0 = no cap, as in
+    /// bench_serving. The bundled default's 64 stays unless this or a finite
+    /// --request-rate is given.
     #[arg(long)]
     pub max_concurrency: Option<u64>,
     /// numpy / Python RNG seed (default 1).
@@ -142,6 +144,11 @@ fn de_rate<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option
 }
 
 impl ClientFlags {
+    /// True when a finite `--request-rate` is given (an open-loop benchmark).
+    pub fn sets_finite_rate(&self) -> bool {
+        self.request_rate.is_some_and(f64::is_finite)
+    }
+
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &ClientFlags) -> ClientFlags {
         macro_rules! pick {
@@ -223,13 +230,16 @@ impl ScenarioFile {
         }
     }
 
-    /// The base scenario of a command: `path`, or the bundled default, whose client section
-    /// applies only when no client flag is given (`client_given`); bench_serving's defaults
-    /// apply then.
-    pub fn base(path: Option<&Path>, client_given: bool) -> Result<ScenarioFile> {
+    /// The base scenario of a command: `path`, or the bundled default. A command's flags
+    /// then override it field by field (`servesim run --seed 2` keeps the default's
+    /// `--max-concurrency 64`), with one exception: the bundled default's concurrency cap
+    /// belongs to its closed-loop benchmark (all requests at t=0), so it is dropped when the
+    /// command sets a request rate (`open_loop`), as bench_serving has no cap unless
+    /// `--max-concurrency` is given. A scenario file given with `--scenario` is kept whole.
+    pub fn base(path: Option<&Path>, open_loop: bool) -> Result<ScenarioFile> {
         let mut file = ScenarioFile::load_or_default(path)?;
-        if path.is_none() && client_given {
-            file.client = ClientFlags::default();
+        if path.is_none() && open_loop {
+            file.client.max_concurrency = None;
         }
         Ok(file)
     }
@@ -423,9 +433,11 @@ impl ClientConfig {
             )?,
             random_range_ratio: ratio,
             request_rate,
+            // bench_serving: `Semaphore(max_concurrency) if max_concurrency else None`, so 0
+            // means no cap.
             max_concurrency: match f.max_concurrency {
+                Some(0) | None => None,
                 Some(c) => Some(count("max_concurrency", Some(c), 1, 1)?),
-                None => None,
             },
             seed,
             bench_version,

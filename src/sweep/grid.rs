@@ -257,11 +257,9 @@ impl Grid {
         self.axes.iter().filter(|a| a.values.len() > 1)
     }
 
-    /// Whether a bench_serving (client) flag is set anywhere in the grid.
-    pub fn sets_client_flag(&self) -> bool {
-        self.axes
-            .iter()
-            .any(|a| flag_info(&a.flag).is_some_and(|f| f.client))
+    /// Whether the grid has an axis for `flag` (its name without `--`).
+    pub fn sets_flag(&self, flag: &str) -> bool {
+        self.axes.iter().any(|a| a.flag == flag)
     }
 }
 
