@@ -23,6 +23,9 @@
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
+//!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
+//!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`).
 pub mod calibrate;
 pub mod cli;
 pub mod client;
