@@ -26,6 +26,9 @@
 //!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in
 //!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
+//!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
+//!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`).
 pub mod calibrate;
 pub mod cli;
 pub mod client;
