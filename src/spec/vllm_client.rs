@@ -100,6 +100,24 @@ impl VllmClientFlags {
     }
 }
 
+impl VllmClientFlags {
+    /// The first vLLM-only flag given (they mean nothing to sglang.bench_serving).
+    pub fn vllm_only_flag(&self) -> Option<&'static str> {
+        [
+            (self.burstiness.is_some(), "--burstiness"),
+            (self.random_prefix_len.is_some(), "--random-prefix-len"),
+            (self.ramp_up_strategy.is_some(), "--ramp-up-strategy"),
+            (self.ramp_up_start_rps.is_some(), "--ramp-up-start-rps"),
+            (self.ramp_up_end_rps.is_some(), "--ramp-up-end-rps"),
+            (self.goodput.is_some(), "--goodput"),
+            (self.percentile_metrics.is_some(), "--percentile-metrics"),
+            (self.metric_percentiles.is_some(), "--metric-percentiles"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
 /// The metrics `--percentile-metrics` may name, in vLLM's print order.
 pub const PERCENTILE_METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
 

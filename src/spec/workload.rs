@@ -351,6 +351,12 @@ impl ClientConfig {
         };
         if kind.is_vllm() {
             VllmClientConfig::check_version(kind, bench_version)?;
+        } else if let Some(flag) = f.vllm.vllm_only_flag() {
+            return Err(Error::invalid(
+                flag,
+                "client",
+                "is a flag of vLLM's benchmark client; add --client vllm",
+            ));
         }
         if f.sharegpt_context_len.is_some() && bench_version < SHAREGPT_RELAXED_FILTER_SINCE {
             return Err(Error::invalid(
