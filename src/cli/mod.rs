@@ -18,11 +18,11 @@ pub use exec::{execute, CliError};
 use crate::error::{Error, Result};
 use crate::simulation::Scenario;
 use crate::spec::workload::{ScenarioFile, ScenarioFlags};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "servesim",
     version,
@@ -100,9 +100,21 @@ fn scenario(
     Ok(sc)
 }
 
+/// Parses `argv` (program name first). Every value-taking flag accepts a negative number as
+/// its value, so `--num-prompts -1` reaches the flag's own parser and its error states the
+/// real limit (clap alone would say "unexpected argument '-1'").
+fn parse_cli<I, T>(argv: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let command = Cli::command().mut_subcommands(|c| c.allow_negative_numbers(true));
+    Cli::from_arg_matches(&command.try_get_matches_from(argv)?)
+}
+
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse_cli(std::env::args_os()) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             eprintln!("{}", clap_error_line(&e));

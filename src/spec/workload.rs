@@ -47,32 +47,32 @@ pub struct ClientFlags {
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
     /// sharegpt: fixed output length instead of the completion's (at least 4).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<4, MAX_COUNT>)]
     pub sharegpt_output_len: Option<u64>,
     /// sharegpt (bench-version 0.4.3+): drop pairs with prompt + output above this.
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub sharegpt_context_len: Option<u64>,
     /// generated-shared-prefix: number of system prompts (default 64).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub gsp_num_groups: Option<u64>,
     /// generated-shared-prefix: prompts per system prompt (default 16).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub gsp_prompts_per_group: Option<u64>,
     /// generated-shared-prefix: system prompt tokens, the shared prefix (default 2048).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_system_prompt_len: Option<u64>,
     /// generated-shared-prefix: question tokens per prompt (default 128).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_question_len: Option<u64>,
     /// generated-shared-prefix: output tokens per request (default 256).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_output_len: Option<u64>,
     /// Number of requests (default 1000).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_PROMPTS>)]
     pub num_prompts: Option<u64>,
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub random_input_len: Option<u64>,
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub random_output_len: Option<u64>,
     /// Lengths are uniform on [L·ratio, L] (default 0.0; 1.0 = fixed lengths).
     #[arg(long)]
@@ -84,16 +84,16 @@ pub struct ClientFlags {
     /// Client-side cap on requests in flight (asyncio semaphore); 0 = no cap, as in
     /// bench_serving. The bundled default's 64 stays unless this or a finite
     /// --request-rate is given.
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub max_concurrency: Option<u64>,
     /// numpy / Python RNG seed (default 1).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_SEED>)]
     pub seed: Option<u64>,
     /// bench_serving version whose behaviour applies (default: --sglang-version).
     #[arg(long)]
     pub bench_version: Option<Version>,
     /// Untimed warm-up requests before the run (default 1).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub warmup_requests: Option<u64>,
     /// POST /flush_cache after the warm-up.
     #[arg(long)]
@@ -108,6 +108,42 @@ pub struct ClientFlags {
     /// bench_serving 0.5.6 and later, 3333 µs before).
     #[arg(long)]
     pub client_send_us: Option<f64>,
+}
+
+/// Most requests one run may hold. Each costs a few hundred bytes across the client, the
+/// scheduler and the metrics; 2^24 keeps a run within a few GiB.
+pub const MAX_PROMPTS: u64 = 1 << 24;
+
+/// Largest `--seed`: numpy seeds are 32-bit.
+pub const MAX_SEED: u64 = u32::MAX as u64;
+
+/// How a count's upper limit is written in errors.
+fn limit_text(max: u64) -> String {
+    match max {
+        MAX_COUNT => "2^40".into(),
+        MAX_PROMPTS => format!("{MAX_PROMPTS} (2^24, the simulator's memory bound)"),
+        MAX_SEED => format!("{MAX_SEED} (numpy seeds are 32-bit)"),
+        m => m.to_string(),
+    }
+}
+
+/// The range error of a count flag: the real limits, whatever was given (even negative).
+pub fn count_range_error(min: u64, max: u64, got: impl std::fmt::Display) -> String {
+    format!("must be between {min} and {}, got {got}", limit_text(max))
+}
+
+/// clap's parser of a count flag, a whole number in `[MIN, MAX]`. Negative numbers reach it
+/// (the CLI allows them as values), so `--num-prompts -1` states the real limit.
+pub fn count_arg<const MIN: u64, const MAX: u64>(s: &str) -> std::result::Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (MIN as i128..=MAX as i128).contains(&v) => Ok(v as u64),
+        Ok(v) => Err(count_range_error(MIN, MAX, v)),
+        Err(_) => Err(count_range_error(
+            MIN,
+            MAX,
+            format!("`{s}` (not a whole number)"),
+        )),
+    }
 }
 
 fn parse_rate(s: &str) -> std::result::Result<f64, String> {
@@ -289,16 +325,19 @@ pub use super::yaml_numbers::MAX_COUNT;
 
 impl ClientConfig {
     pub fn resolve(f: &ClientFlags, sglang_version: Version) -> Result<ClientConfig> {
-        let count = |name: &str, v: Option<u64>, default: u64, min: u64| -> Result<u64> {
+        let bounded = |name: &str, v: Option<u64>, default: u64, min: u64, max: u64| {
             let v = v.unwrap_or(default);
-            if v < min || v > MAX_COUNT {
+            if v < min || v > max {
                 return Err(Error::invalid(
                     format!("--{}", name.replace('_', "-")),
                     name,
-                    format!("must be between {min} and 2^40, got {v}"),
+                    count_range_error(min, max, v),
                 ));
             }
             Ok(v)
+        };
+        let count = |name: &str, v: Option<u64>, default: u64, min: u64| {
+            bounded(name, v, default, min, MAX_COUNT)
         };
         let backend = f.backend.clone().unwrap_or_else(|| "sglang".into());
         if !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
@@ -332,7 +371,10 @@ impl ClientConfig {
                 format!("must be at least 4 (bench_serving: output_len too small), got {l}"),
             ));
         }
-        let bench_version = f.bench_version.unwrap_or(sglang_version);
+        let bench_version = match f.bench_version {
+            Some(v) => v.check_known("--bench-version")?,
+            None => sglang_version,
+        };
         if f.sharegpt_context_len.is_some() && bench_version < SHAREGPT_RELAXED_FILTER_SINCE {
             return Err(Error::invalid(
                 "--sharegpt-context-len",
@@ -374,14 +416,7 @@ impl ClientConfig {
                 "must be > 0 or inf",
             ));
         }
-        let seed = f.seed.unwrap_or(1);
-        if seed > u32::MAX as u64 {
-            return Err(Error::invalid(
-                "--seed",
-                "seed",
-                "numpy seeds must be < 2^32",
-            ));
-        }
+        let seed = bounded("seed", f.seed, 1, 0, MAX_SEED)?;
         if let Some(us) = f
             .client_send_us
             .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))
@@ -403,7 +438,7 @@ impl ClientConfig {
             sharegpt_output_len: f.sharegpt_output_len,
             sharegpt_context_len: f.sharegpt_context_len,
             gsp,
-            num_prompts: count("num_prompts", f.num_prompts, 1000, 1)?,
+            num_prompts: bounded("num_prompts", f.num_prompts, 1000, 1, MAX_PROMPTS)?,
             random_input_len: count("random_input_len", f.random_input_len, 1024, 1)?,
             random_output_len: count("random_output_len", f.random_output_len, 1024, 0)?,
             random_range_ratio: ratio,
