@@ -14,8 +14,9 @@ pub struct ScenarioFlags {
     /// Hardware profile: a bundled name or a YAML path.
     #[arg(long)]
     pub hardware: Option<String>,
-    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
-    #[arg(long)]
+    /// Model: a bundled name, a Hugging Face id naming one (`Qwen/Qwen3-8B`), a model YAML,
+    /// or a Hugging Face config.json (`--model-path` as launch_server spells it).
+    #[arg(long, alias = "model-path")]
     pub model: Option<String>,
     #[command(flatten)]
     pub server: ServerFlags,
@@ -27,7 +28,9 @@ pub struct ScenarioFlags {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ClientFlags {
-    /// sglang (native /generate, ITL split over merged chunks) or sglang-oai (/v1/completions).
+    /// sglang (native /generate, ITL split over merged chunks), sglang-native, sglang-oai
+    /// (/v1/completions) or sglang-oai-chat; bench_serving's other backends (vllm, lmdeploy,
+    /// trt, ...) drive other servers and are refused.
     #[arg(long)]
     pub backend: Option<String>,
     /// random (default here), random-ids, sharegpt, generated-shared-prefix, or trace.
@@ -312,6 +315,51 @@ pub struct ClientConfig {
     pub client_send_us: Option<f64>,
 }
 
+/// bench_serving's `--backend` values that drive an SGLang server, which servesim simulates.
+pub const SGLANG_BACKENDS: &[&str] = &["sglang", "sglang-native", "sglang-oai", "sglang-oai-chat"];
+
+/// bench_serving's other `--backend` values (0.5.x `ASYNC_REQUEST_FUNCS`): other servers.
+pub const OTHER_BACKENDS: &[&str] = &[
+    "vllm",
+    "vllm-chat",
+    "lmdeploy",
+    "lmdeploy-chat",
+    "trt",
+    "gserver",
+    "truss",
+];
+
+/// Accepts the backends that drive SGLang; refuses the others with one line (a vLLM server
+/// is simulated by `--engine vllm` once that engine exists, not by `--backend`).
+fn check_backend(backend: &str) -> Result<()> {
+    if SGLANG_BACKENDS.contains(&backend) {
+        return Ok(());
+    }
+    let reason = if backend.starts_with("vllm") {
+        format!(
+            "bench_serving's `{backend}` drives a vLLM server; this servesim simulates SGLang \
+             only (a vLLM server needs --engine vllm, not in this build); for the same OpenAI \
+             client against SGLang use --backend sglang-oai"
+        )
+    } else if OTHER_BACKENDS.contains(&backend) {
+        format!(
+            "bench_serving's `{backend}` drives another server; servesim simulates SGLang \
+             (backends: {})",
+            SGLANG_BACKENDS.join(", ")
+        )
+    } else {
+        format!(
+            "unknown backend; bench_serving's SGLang backends: {}",
+            SGLANG_BACKENDS.join(", ")
+        )
+    };
+    Err(Error::invalid(
+        format!("--backend {backend}"),
+        "backend",
+        reason,
+    ))
+}
+
 /// The `--dataset-name` values servesim accepts.
 pub const DATASETS: &[&str] = &[
     "random",
@@ -340,15 +388,7 @@ impl ClientConfig {
             bounded(name, v, default, min, MAX_COUNT)
         };
         let backend = f.backend.clone().unwrap_or_else(|| "sglang".into());
-        if !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
-            .contains(&backend.as_str())
-        {
-            return Err(Error::Unknown {
-                kind: "backend",
-                name: backend,
-                available: "sglang, sglang-native, sglang-oai, vllm, lmdeploy".into(),
-            });
-        }
+        check_backend(&backend)?;
         let dataset_name = f.dataset_name.clone().unwrap_or_else(|| "random".into());
         if !DATASETS.contains(&dataset_name.as_str()) {
             return Err(Error::Unknown {
