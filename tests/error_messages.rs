@@ -293,22 +293,21 @@ fn nan_negative_and_infinite_flags() {
 #[test]
 fn lengths_and_counts_beyond_two_to_the_forty() {
     let huge = (1u64 << 41).to_string();
-    for flag in [
-        "--random-input-len",
-        "--num-prompts",
-        "--max-total-tokens",
-        "--chunked-prefill-size",
-    ] {
+    for flag in ["--max-total-tokens", "--chunked-prefill-size"] {
         fails_with(&["run", flag, &huge], &[&format!("{flag}: field"), "2^40"]);
     }
-    // Below 2^40 but beyond what one run can hold in memory.
+    // Client counts are refused by the flag's parser, with the flag's own upper limit.
     fails_with(
-        &["run", "--num-prompts", "20000000"],
-        &[
-            "--num-prompts: field `num_prompts`",
-            "memory bound of 16777216",
-        ],
+        &["run", "--random-input-len", &huge],
+        &["'--random-input-len <RANDOM_INPUT_LEN>': must be between 1 and 2^40"],
     );
+    // Below 2^40 but beyond what one run can hold in memory.
+    for n in [huge.as_str(), "20000000"] {
+        fails_with(
+            &["run", "--num-prompts", n],
+            &["'--num-prompts <NUM_PROMPTS>': must be between 1 and 16777216 (2^24, the simulator's memory bound)"],
+        );
+    }
 }
 
 #[test]
@@ -371,5 +370,99 @@ fn endless_or_unreadable_files() {
     fails_with(
         &["run", "--hardware", "tests/fixtures"],
         &["tests/fixtures: cannot read"],
+    );
+}
+
+/// Runs `args`, expecting failure with exactly the one stderr line `line` and exit `code`.
+fn fails_exactly(args: &[&str], code: i32, line: &str) {
+    let (got_code, _out, err) = servesim(args);
+    assert_eq!(
+        (got_code, err.trim_end()),
+        (code, line),
+        "{args:?}: wrong code or error line"
+    );
+}
+
+/// Issue 14, item 7: each error names the flag the user got wrong and the real limit.
+#[test]
+fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
+    // Was: "simulated time would pass 146 years ...: the hardware profile or model numbers
+    // are implausible". 1000 arrivals at 1e-9 req/s span ~1e12 s; the dispatch limit is 2^50 ns.
+    fails_exactly(
+        &["run", "--request-rate", "1e-9"],
+        1,
+        "error: --request-rate: field `request_rate`: 0.000000001 req/s spreads 1000 requests \
+         over about 1.000e12 s, beyond the simulator's limit of 1125900 s (2^50 ns, 13 days) of \
+         arrivals; use a rate of at least 1.78e-3 req/s or fewer --num-prompts",
+    );
+    // Was: "--num-prompts: no requests to simulate". bench_serving 0.5.6.post2 draws outputs
+    // from randint(max(int(L*ratio), 1), L + 1), which raises for L = 0.
+    fails_exactly(
+        &["run", "--random-output-len", "0"],
+        1,
+        "error: --random-output-len: field `random_output_len`: must be at least 1 with \
+         bench_serving 0.5.6.post2 (output lengths are drawn from [max(int(len * ratio), 1), \
+         len]); 0 works up to --bench-version 0.5.6",
+    );
+    // Was: "between 1 and 2^40"; the simulator's real bound is 2^24 requests a run.
+    let num_prompts = |v: &str| {
+        format!(
+            "error: invalid value '{v}' for '--num-prompts <NUM_PROMPTS>': must be between 1 \
+             and 16777216 (2^24, the simulator's memory bound), got {v}"
+        )
+    };
+    fails_exactly(&["run", "--num-prompts", "0"], 2, &num_prompts("0"));
+    // Was: clap's "unexpected argument '-1' found".
+    fails_exactly(&["run", "--num-prompts", "-1"], 2, &num_prompts("-1"));
+    fails_exactly(
+        &["run", "--request-rate", "-1"],
+        2,
+        "error: invalid value '-1' for '--request-rate <REQUEST_RATE>': `-1` is not a request \
+         rate (a number > 0 or `inf`)",
+    );
+    fails_exactly(
+        &["run", "--seed", "-3"],
+        2,
+        "error: invalid value '-3' for '--seed <SEED>': must be between 0 and 4294967295 \
+         (numpy seeds are 32-bit), got -3",
+    );
+    // Were accepted silently.
+    let known = "known: 0.3.0, 0.4.0, 0.4.1, 0.4.3, 0.4.5, 0.4.6, 0.4.7, 0.4.8, 0.4.9, 0.4.10, \
+                 0.5.0, 0.5.1, 0.5.2, 0.5.3, 0.5.4, 0.5.5, 0.5.6, 0.5.6.post2, 0.5.7, 0.5.8";
+    fails_exactly(
+        &["run", "--sglang-version", "9.9.9"],
+        1,
+        &format!(
+            "error: --sglang-version 9.9.9: field `sglang_version`: servesim models versions \
+             0.3.0 to 0.5.8; {known}"
+        ),
+    );
+    fails_exactly(
+        &["run", "--bench-version", "0.0.1"],
+        1,
+        &format!(
+            "error: --bench-version 0.0.1: field `bench_version`: servesim models versions \
+             0.3.0 to 0.5.8; {known}"
+        ),
+    );
+    fails_with(
+        &[
+            "plan",
+            "--target-rate",
+            "1",
+            "--cost-per-device-hour",
+            "h900=3",
+        ],
+        &[
+            "invalid value 'h900=3' for '--cost-per-device-hour <[HW=]USD,...>': unknown \
+             hardware `h900` in `h900=3`; bundled: a100-sxm4-80gb, h100-sxm5-80gb",
+        ],
+    );
+    // Was: "cannot read: File exists (os error 17)".
+    fails_exactly(
+        &["sweep", "-o", "Cargo.toml", "--tp", "1"],
+        1,
+        "error: sweep -o: field `out`: `Cargo.toml` is a file; -o names a directory to write \
+         sweep.json, sweep.csv and the charts into",
     );
 }

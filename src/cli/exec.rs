@@ -3,8 +3,7 @@
 //! on stderr with its exit code, without touching the process's stdout or exit status. The
 //! Python package calls it, so its API is the CLI's, flag for flag and message for message.
 //! (Notes, `--stats` and progress bars still go to stderr; files a command writes are written.)
-use super::{clap_error_line, dispatch, Cli};
-use clap::Parser;
+use super::{clap_error_line, dispatch, parse_cli};
 
 /// A command that failed: the line the CLI prints on stderr and the exit code it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +26,7 @@ impl std::error::Error for CliError {}
 /// returns its stdout; `--help` and `--version` return their text.
 pub fn execute(args: &[String]) -> Result<String, CliError> {
     let argv = std::iter::once("servesim").chain(args.iter().map(String::as_str));
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match parse_cli(argv) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             return Err(CliError {

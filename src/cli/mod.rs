@@ -2,9 +2,11 @@
 //! report | merge | profiles`. Flag names follow SGLang's `launch_server` and `bench_serving`.
 //! Errors print one line and exit non-zero. One file per command (parsing and printing only;
 //! none imports another); what several share is here and in `print`.
+mod bench_compat;
 mod calibrate;
 mod exec;
 mod merge;
+mod paste;
 mod plan;
 mod print;
 mod replay;
@@ -18,11 +20,11 @@ pub use exec::{execute, CliError};
 use crate::error::{Error, Result};
 use crate::simulation::Scenario;
 use crate::spec::workload::{ScenarioFile, ScenarioFlags};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(
     name = "servesim",
     version,
@@ -100,9 +102,31 @@ fn scenario(
     Ok(sc)
 }
 
+/// Parses `argv` (program name first). Every value-taking flag accepts a negative number as
+/// its value, so `--num-prompts -1` reaches the flag's own parser and its error states the
+/// real limit (clap alone would say "unexpected argument '-1'"). A pasted command after
+/// `run --` is expanded first ([`paste::expand`]); its flags may then be abbreviated as
+/// argparse allows, and a flag given twice takes its last value (the user's own flags come
+/// after the pasted ones).
+fn parse_cli<I, T>(argv: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+    let (argv, pasted) = paste::expand(argv)
+        .map_err(|m| clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{m}\n")))?;
+    let command = Cli::command().mut_subcommands(|c| {
+        c.allow_negative_numbers(true)
+            .infer_long_args(pasted)
+            .args_override_self(pasted)
+    });
+    Cli::from_arg_matches(&command.try_get_matches_from(argv)?)
+}
+
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse_cli(std::env::args_os()) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             eprintln!("{}", clap_error_line(&e));

@@ -11,9 +11,18 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "A pasted command line runs as is: `servesim run [FLAGS] -- python -m \
+sglang.bench_serving ...` (and/or `python -m sglang.launch_server ...`, joined by && or newlines, \
+quoted as one argument if it holds them). Its flags take bench_serving's defaults (sharegpt, no \
+concurrency cap), hardware is the default profile unless FLAGS give --hardware, and FLAGS \
+override the pasted values."
+)]
 pub struct RunArgs {
-    /// Scenario file (default: the bundled workloads/default.yaml; its client section applies
-    /// only when no client flag is given, otherwise bench_serving's defaults do).
+    /// Scenario file (default: the bundled workloads/default.yaml, random 1024/1024, 1000
+    /// prompts, --max-concurrency 64). Flags override it field by field; a finite
+    /// --request-rate also drops the bundled default's concurrency cap (bench_serving has none
+    /// unless --max-concurrency is given).
     #[arg(long)]
     pub scenario: Option<PathBuf>,
     #[command(flatten)]
@@ -32,9 +41,35 @@ pub struct RunArgs {
     /// the cost backend and the tables or constants that priced each.
     #[arg(long)]
     pub explain: bool,
+    #[command(flatten)]
+    pub output_file: OutputFileArgs,
+    #[command(flatten)]
+    pub ignored: super::bench_compat::IgnoredBenchFlags,
+    #[command(flatten)]
+    pub refused: super::bench_compat::RefusedBenchFlags,
+    /// A pasted `python -m sglang.bench_serving ...` and/or `sglang.launch_server ...`
+    /// command line (expanded before parsing; see below).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub pasted: Vec<String>,
+}
+
+/// bench_serving's result file.
+#[derive(clap::Args, Debug, Default)]
+pub struct OutputFileArgs {
+    /// Append one JSON line per run to FILE with bench_serving's keys (its `--output-file`).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// With --output-file: add the per-request arrays (input_lens, output_lens, ttfts, itls,
+    /// generated_texts, errors), as bench_serving's `--output-details`.
+    #[arg(long)]
+    pub output_details: bool,
+    /// A tag written to the output file's `tag` key (bench_serving 0.5.x).
+    #[arg(long)]
+    pub tag: Option<String>,
 }
 
 pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
+    a.refused.check()?;
     let sc = super::scenario(a.scenario.as_deref(), &a.flags, &a.sim)?;
     if !["text", "json"].contains(&a.output_format.as_str()) {
         return Err(crate::error::Error::Unknown {

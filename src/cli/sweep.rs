@@ -2,7 +2,7 @@
 //! parallel and land in OUT/sweep.json, OUT/sweep.csv and OUT/*.svg; the Pareto frontier is
 //! printed. `--shard I/N` runs one slice (merge the slices with `servesim merge`).
 use super::print::progress_bar;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::table::{fmt_compact, Style, Table};
 use crate::spec::workload::ScenarioFile;
 use crate::sweep::analysis::{pareto, FRONTIER_X, FRONTIER_Y};
@@ -37,6 +37,17 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(Error::invalid(
+            "sweep -o",
+            "out",
+            format!(
+                "`{}` is a file; -o names a directory to write sweep.json, sweep.csv and the \
+                 charts into",
+                a.out.display()
+            ),
+        ));
+    }
     let grid = Grid::parse(&a.grid.flags)?;
     let mut file = ScenarioFile::base(a.scenario.as_deref(), grid.sets_flag("request-rate"))?;
     let client_line = crate::sweep::ideal_client_unless_set(&mut file, &grid);

@@ -126,6 +126,15 @@ impl FromStr for Prices {
                 })?;
             match hw {
                 Some(h) => {
+                    let known = crate::spec::bundled::hardware_names();
+                    if !known.contains(&h) {
+                        return Err(format!(
+                            "unknown hardware `{h}` in `{item}`; bundled: {} (price a custom \
+                             profile with cost_per_device_hour_usd in its YAML, or one USD \
+                             figure for every profile)",
+                            known.join(", ")
+                        ));
+                    }
                     p.per_hardware.insert(h.to_string(), usd);
                 }
                 None => p.all = Some(usd),

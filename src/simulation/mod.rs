@@ -185,6 +185,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     }
     let notes = sanity::check(sc, &rows)?;
     let (mut dispatch_ns, mut dispatch_end_ns) = (plan.dispatch_ns, plan.dispatch_end_ns);
+    sanity::arrival_span(rows.len(), c.request_rate, dispatch_end_ns)?;
     if rows.iter().any(|r| r.dispatch_ns.is_some()) {
         // Trace timestamps replace the Poisson process.
         dispatch_ns = rows.iter().map(|r| r.dispatch_ns.unwrap_or(0)).collect();

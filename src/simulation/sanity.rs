@@ -22,9 +22,7 @@ use crate::error::{Error, Result};
 use crate::simulation::Scenario;
 use crate::spec::workload::MAX_COUNT;
 
-/// Most requests one run may hold. Each costs a few hundred bytes across the client, the
-/// scheduler and the metrics; 2^24 keeps a run within a few GiB.
-pub const MAX_PROMPTS: u64 = 1 << 24;
+pub use crate::spec::workload::MAX_PROMPTS;
 
 /// Latest dispatch time a request may have (2^50 ns ≈ 13 days): far beyond any benchmark,
 /// and far enough below 2^64 that no latency added to it can overflow the clock.
@@ -54,6 +52,27 @@ fn prompt_count(n: u64) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Refuses a `--request-rate` whose Poisson arrivals (ending at `end_ns`) pass the latest
+/// dispatch time the simulator represents, naming the flag and the slowest usable rate.
+pub fn arrival_span(n: usize, rate_per_s: f64, end_ns: u64) -> Result<()> {
+    if end_ns <= MAX_DISPATCH_NS {
+        return Ok(());
+    }
+    let limit_s = MAX_DISPATCH_NS as f64 / 1e9;
+    Err(Error::invalid(
+        "--request-rate",
+        "request_rate",
+        format!(
+            "{rate_per_s} req/s spreads {n} requests over about {:.3e} s, beyond the simulator's \
+             limit of {limit_s:.0} s (2^50 ns, 13 days) of arrivals; use a rate of at least \
+             {:.2e} req/s or fewer --num-prompts",
+            n as f64 / rate_per_s,
+            // Twice the mean rate that just fills the window, so a Poisson draw fits it.
+            2.0 * n as f64 / limit_s
+        ),
+    ))
 }
 
 /// Why request `row` is refused by this scenario's server, if it is: the event loop's own

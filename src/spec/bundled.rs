@@ -124,9 +124,41 @@ pub fn load_hardware(name_or_path: &str) -> Result<HardwareProfile> {
     Ok(hw)
 }
 
+/// The bundled model a Hugging Face id or path names, when obvious (`Qwen/Qwen3-8B` →
+/// `qwen3-8b`, as in a log's `model=` or a pasted `--model-path`): the last path component,
+/// lower-cased, equal to a bundled name or starting with one followed by `-`
+/// (`Qwen3-Coder-480B-A35B-Instruct-w8a8` → `qwen3-coder-480b-a35b`).
+pub fn model_from_path(path: &str) -> Option<&'static str> {
+    let last = path
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()?
+        .to_lowercase();
+    let last = last.strip_prefix("meta-").unwrap_or(&last);
+    model_names()
+        .into_iter()
+        .filter(|n| {
+            last == *n
+                || last
+                    .strip_prefix(n)
+                    .is_some_and(|rest| rest.starts_with('-'))
+        })
+        .max_by_key(|n| n.len())
+}
+
 /// Loads and validates a model: a bundled name, a path to a YAML file, or a Hugging Face
 /// `config.json` (a `.json` file, or a directory containing `config.json`).
+/// A Hugging Face id that is no file here (`Qwen/Qwen3-8B`) maps to the bundled model it
+/// names ([`model_from_path`]).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
+    let name_or_path = match model_from_path(name_or_path) {
+        Some(bundled)
+            if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() =>
+        {
+            bundled
+        }
+        _ => name_or_path,
+    };
     let source = resolve(MODELS, MODEL_DIR, "model", name_or_path)?;
     let (model, origin): (ModelSpec, _) = match source {
         Source::File(path) if path.is_dir() || is_json(&path) => {

@@ -229,7 +229,10 @@ impl ServerConfig {
         hw: &HardwareProfile,
         model: &ModelSpec,
     ) -> Result<ServerConfig> {
-        let version = flags.sglang_version.unwrap_or(Version::NEWEST);
+        let version = flags
+            .sglang_version
+            .unwrap_or(Version::NEWEST)
+            .check_known("--sglang-version")?;
         let dp = flags.dp.unwrap_or(1);
         if dp == 0 || dp > 1 << 16 {
             return Err(Error::invalid(

@@ -57,6 +57,29 @@ impl Version {
     ];
 }
 
+impl Version {
+    /// `self` if servesim models it: between the oldest and the newest of [`Version::KNOWN`]
+    /// (versions in between, like 0.4.2, follow the rules of the nearest older one). Else an
+    /// error naming `flag` and listing the known versions.
+    pub fn check_known(self, flag: &str) -> crate::error::Result<Version> {
+        let known = |i: usize| Version::KNOWN[i].parse::<Version>().ok();
+        let (Some(oldest), Some(newest)) = (known(0), known(Version::KNOWN.len() - 1)) else {
+            return Ok(self);
+        };
+        if (oldest..=newest).contains(&self) {
+            return Ok(self);
+        }
+        Err(crate::error::Error::invalid(
+            format!("{flag} {self}"),
+            flag.trim_start_matches('-').replace('-', "_"),
+            format!(
+                "servesim models versions {oldest} to {newest}; known: {}",
+                Version::KNOWN.join(", ")
+            ),
+        ))
+    }
+}
+
 impl FromStr for Version {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

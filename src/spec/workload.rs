@@ -15,8 +15,9 @@ pub struct ScenarioFlags {
     /// Hardware profile: a bundled name or a YAML path.
     #[arg(long)]
     pub hardware: Option<String>,
-    /// Model: a bundled name, a model YAML, or a Hugging Face config.json.
-    #[arg(long)]
+    /// Model: a bundled name, a Hugging Face id naming one (`Qwen/Qwen3-8B`), a model YAML,
+    /// or a Hugging Face config.json (`--model-path` as launch_server spells it).
+    #[arg(long, alias = "model-path")]
     pub model: Option<String>,
     #[command(flatten)]
     pub server: ServerFlags,
@@ -28,7 +29,9 @@ pub struct ScenarioFlags {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ClientFlags {
-    /// sglang (native /generate, ITL split over merged chunks) or sglang-oai (/v1/completions).
+    /// sglang (native /generate, ITL split over merged chunks), sglang-native, sglang-oai
+    /// (/v1/completions) or sglang-oai-chat; bench_serving's other backends (vllm, lmdeploy,
+    /// trt, ...) drive other servers and are refused.
     #[arg(long)]
     pub backend: Option<String>,
     /// random (default here), random-ids, sharegpt, generated-shared-prefix, or trace.
@@ -48,32 +51,32 @@ pub struct ClientFlags {
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
     /// sharegpt: fixed output length instead of the completion's (at least 4).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<4, MAX_COUNT>)]
     pub sharegpt_output_len: Option<u64>,
     /// sharegpt (bench-version 0.4.3+): drop pairs with prompt + output above this.
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub sharegpt_context_len: Option<u64>,
     /// generated-shared-prefix: number of system prompts (default 64).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub gsp_num_groups: Option<u64>,
     /// generated-shared-prefix: prompts per system prompt (default 16).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub gsp_prompts_per_group: Option<u64>,
     /// generated-shared-prefix: system prompt tokens, the shared prefix (default 2048).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_system_prompt_len: Option<u64>,
     /// generated-shared-prefix: question tokens per prompt (default 128).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_question_len: Option<u64>,
     /// generated-shared-prefix: output tokens per request (default 256).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub gsp_output_len: Option<u64>,
     /// Number of requests (default 1000).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_PROMPTS>)]
     pub num_prompts: Option<u64>,
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<1, MAX_COUNT>)]
     pub random_input_len: Option<u64>,
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub random_output_len: Option<u64>,
     /// Lengths are uniform on [L·ratio, L] (default 0.0; 1.0 = fixed lengths).
     #[arg(long)]
@@ -85,16 +88,16 @@ pub struct ClientFlags {
     /// Client-side cap on requests in flight (asyncio semaphore); 0 = no cap, as in
     /// bench_serving. The bundled default's 64 stays unless this or a finite
     /// --request-rate is given.
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub max_concurrency: Option<u64>,
     /// numpy / Python RNG seed (default 1).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_SEED>)]
     pub seed: Option<u64>,
     /// bench_serving version whose behaviour applies (default: --sglang-version).
     #[arg(long)]
     pub bench_version: Option<Version>,
     /// Untimed warm-up requests before the run (default 1).
-    #[arg(long)]
+    #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub warmup_requests: Option<u64>,
     /// POST /flush_cache after the warm-up.
     #[arg(long)]
@@ -113,6 +116,42 @@ pub struct ClientFlags {
     #[command(flatten)]
     #[serde(default)]
     pub vllm: VllmClientFlags,
+}
+
+/// Most requests one run may hold. Each costs a few hundred bytes across the client, the
+/// scheduler and the metrics; 2^24 keeps a run within a few GiB.
+pub const MAX_PROMPTS: u64 = 1 << 24;
+
+/// Largest `--seed`: numpy seeds are 32-bit.
+pub const MAX_SEED: u64 = u32::MAX as u64;
+
+/// How a count's upper limit is written in errors.
+fn limit_text(max: u64) -> String {
+    match max {
+        MAX_COUNT => "2^40".into(),
+        MAX_PROMPTS => format!("{MAX_PROMPTS} (2^24, the simulator's memory bound)"),
+        MAX_SEED => format!("{MAX_SEED} (numpy seeds are 32-bit)"),
+        m => m.to_string(),
+    }
+}
+
+/// The range error of a count flag: the real limits, whatever was given (even negative).
+pub fn count_range_error(min: u64, max: u64, got: impl std::fmt::Display) -> String {
+    format!("must be between {min} and {}, got {got}", limit_text(max))
+}
+
+/// clap's parser of a count flag, a whole number in `[MIN, MAX]`. Negative numbers reach it
+/// (the CLI allows them as values), so `--num-prompts -1` states the real limit.
+pub fn count_arg<const MIN: u64, const MAX: u64>(s: &str) -> std::result::Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (MIN as i128..=MAX as i128).contains(&v) => Ok(v as u64),
+        Ok(v) => Err(count_range_error(MIN, MAX, v)),
+        Err(_) => Err(count_range_error(
+            MIN,
+            MAX,
+            format!("`{s}` (not a whole number)"),
+        )),
+    }
 }
 
 fn parse_rate(s: &str) -> std::result::Result<f64, String> {
@@ -285,6 +324,62 @@ pub struct ClientConfig {
     pub vllm: VllmClientConfig,
 }
 
+/// bench_serving's `--backend` values that drive an SGLang server, which servesim simulates.
+pub const SGLANG_BACKENDS: &[&str] = &["sglang", "sglang-native", "sglang-oai", "sglang-oai-chat"];
+
+/// `--backend` values `vllm bench serve` accepts here (`--client vllm`).
+pub const VLLM_CLIENT_BACKENDS: &[&str] = &[
+    "openai",
+    "openai-comp",
+    "vllm",
+    "sglang",
+    "sglang-native",
+    "sglang-oai",
+    "lmdeploy",
+];
+
+/// bench_serving's other `--backend` values (0.5.x `ASYNC_REQUEST_FUNCS`): other servers.
+pub const OTHER_BACKENDS: &[&str] = &[
+    "vllm",
+    "vllm-chat",
+    "lmdeploy",
+    "lmdeploy-chat",
+    "trt",
+    "gserver",
+    "truss",
+];
+
+/// Accepts the backends that drive SGLang; refuses the others with one line (a vLLM server
+/// is simulated by `--engine vllm` once that engine exists, not by `--backend`).
+fn check_backend(backend: &str) -> Result<()> {
+    if SGLANG_BACKENDS.contains(&backend) {
+        return Ok(());
+    }
+    let reason = if backend.starts_with("vllm") {
+        format!(
+            "bench_serving's `{backend}` drives a vLLM server; this servesim simulates SGLang \
+             only (a vLLM server needs --engine vllm, not in this build); for the same OpenAI \
+             client against SGLang use --backend sglang-oai"
+        )
+    } else if OTHER_BACKENDS.contains(&backend) {
+        format!(
+            "bench_serving's `{backend}` drives another server; servesim simulates SGLang \
+             (backends: {})",
+            SGLANG_BACKENDS.join(", ")
+        )
+    } else {
+        format!(
+            "unknown backend; bench_serving's SGLang backends: {}",
+            SGLANG_BACKENDS.join(", ")
+        )
+    };
+    Err(Error::invalid(
+        format!("--backend {backend}"),
+        "backend",
+        reason,
+    ))
+}
+
 /// The `--dataset-name` values servesim accepts.
 pub const DATASETS: &[&str] = &[
     "random",
@@ -298,29 +393,30 @@ pub use super::yaml_numbers::MAX_COUNT;
 
 impl ClientConfig {
     pub fn resolve(f: &ClientFlags, sglang_version: Version) -> Result<ClientConfig> {
-        let count = |name: &str, v: Option<u64>, default: u64, min: u64| -> Result<u64> {
+        let bounded = |name: &str, v: Option<u64>, default: u64, min: u64, max: u64| {
             let v = v.unwrap_or(default);
-            if v < min || v > MAX_COUNT {
+            if v < min || v > max {
                 return Err(Error::invalid(
                     format!("--{}", name.replace('_', "-")),
                     name,
-                    format!("must be between {min} and 2^40, got {v}"),
+                    count_range_error(min, max, v),
                 ));
             }
             Ok(v)
         };
+        let count = |name: &str, v: Option<u64>, default: u64, min: u64| {
+            bounded(name, v, default, min, MAX_COUNT)
+        };
         let kind = f.vllm.client.unwrap_or_default();
         let backend = f.backend.clone().unwrap_or_else(|| "sglang".into());
-        // vLLM's client also names its OpenAI request function `openai` / `openai-comp`.
-        let vllm_only = kind.is_vllm() && ["openai", "openai-comp"].contains(&backend.as_str());
-        if !vllm_only
-            && !["sglang", "sglang-native", "sglang-oai", "vllm", "lmdeploy"]
-                .contains(&backend.as_str())
-        {
+        if !kind.is_vllm() {
+            check_backend(&backend)?;
+        } else if !VLLM_CLIENT_BACKENDS.contains(&backend.as_str()) {
+            // vLLM's client also names its OpenAI request function `openai` / `openai-comp`.
             return Err(Error::Unknown {
                 kind: "backend",
                 name: backend,
-                available: "sglang, sglang-native, sglang-oai, vllm, lmdeploy".into(),
+                available: VLLM_CLIENT_BACKENDS.join(", "),
             });
         }
         let dataset_name = f.dataset_name.clone().unwrap_or_else(|| "random".into());
@@ -346,7 +442,10 @@ impl ClientConfig {
             ));
         }
         let bench_version = match kind {
-            ClientKind::Sglang => f.bench_version.unwrap_or(sglang_version),
+            ClientKind::Sglang => match f.bench_version {
+                Some(v) => v.check_known("--bench-version")?,
+                None => sglang_version,
+            },
             _ => f.bench_version.unwrap_or(VLLM_NEWEST),
         };
         if kind.is_vllm() {
@@ -400,14 +499,7 @@ impl ClientConfig {
             ));
         }
         // vLLM's clients default to seed 0 and 128 output tokens.
-        let seed = f.seed.unwrap_or(if kind.is_vllm() { 0 } else { 1 });
-        if seed > u32::MAX as u64 {
-            return Err(Error::invalid(
-                "--seed",
-                "seed",
-                "numpy seeds must be < 2^32",
-            ));
-        }
+        let seed = bounded("seed", f.seed, if kind.is_vllm() { 0 } else { 1 }, 0, MAX_SEED)?;
         if let Some(us) = f
             .client_send_us
             .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))
@@ -429,7 +521,7 @@ impl ClientConfig {
             sharegpt_output_len: f.sharegpt_output_len,
             sharegpt_context_len: f.sharegpt_context_len,
             gsp,
-            num_prompts: count("num_prompts", f.num_prompts, 1000, 1)?,
+            num_prompts: bounded("num_prompts", f.num_prompts, 1000, 1, MAX_PROMPTS)?,
             random_input_len: count("random_input_len", f.random_input_len, 1024, 1)?,
             random_output_len: count(
                 "random_output_len",

@@ -269,26 +269,7 @@ pub fn infer_bench_version(m: &Metrics, style: ClientStyle, a: &BenchArgs) -> (V
     pick("0.3.0", "no concurrency line")
 }
 
-/// The bundled model a `model=` path names, when obvious: the last path component,
-/// lower-cased, equal to a bundled name or starting with one followed by `-`
-/// (`Qwen3-Coder-480B-A35B-Instruct-w8a8` → `qwen3-coder-480b-a35b`).
-pub fn model_from_path(path: &str) -> Option<&'static str> {
-    let last = path
-        .trim_end_matches(['/', '\\'])
-        .rsplit(['/', '\\'])
-        .next()?
-        .to_lowercase();
-    let last = last.strip_prefix("meta-").unwrap_or(&last);
-    model_names()
-        .into_iter()
-        .filter(|n| {
-            last == *n
-                || last
-                    .strip_prefix(n)
-                    .is_some_and(|rest| rest.starts_with('-'))
-        })
-        .max_by_key(|n| n.len())
-}
+pub use crate::spec::bundled::model_from_path;
 
 /// One line describing the client's arguments (the manifest's `log.client`).
 pub fn workload_summary(a: &BenchArgs) -> String {

@@ -71,6 +71,18 @@ pub fn build_rows(
             trace::read_trace(path, c.num_prompts)
         }
         name => {
+            if output_min_one && c.random_output_len == 0 {
+                // bench_serving 0.5.6.post2+: randint(max(int(0 * ratio), 1), 0 + 1) raises.
+                return Err(Error::invalid(
+                    "--random-output-len",
+                    "random_output_len",
+                    format!(
+                        "must be at least 1 with bench_serving {} (output lengths are drawn \
+                         from [max(int(len * ratio), 1), len]); 0 works up to --bench-version 0.5.6",
+                        c.bench_version
+                    ),
+                ));
+            }
             let rows: Vec<DatasetRow> = random::sample_random_lengths_with_rng(
                 rng,
                 c.num_prompts,

@@ -105,12 +105,9 @@ pub fn rows(c: &ClientConfig, model: &ModelSpec) -> Result<Vec<DatasetRow>> {
             "a ShareGPT file needs --tokenizer PATH (the model's tokenizer.json, or a directory \
              holding it) to count its tokens",
         )),
-        (None, Some(_)) => Err(Error::invalid(
-            "--tokenizer",
-            "dataset_path",
-            "--tokenizer needs --dataset-path (the bundled ShareGPT sample is already tokenized)",
-        )),
-        (None, None) => Ok(sel.select(&bundled_table(model)?.pairs)),
+        // A tokenizer alone (bench_serving's `--tokenizer Qwen/Qwen3-8B`) changes nothing: the
+        // bundled sample is already tokenized for the model's family.
+        (None, _) => Ok(sel.select(&bundled_table(model)?.pairs)),
     }
 }
 

@@ -1,0 +1,315 @@
+//! A pasted command line: `servesim run [FLAGS] -- python -m sglang.bench_serving ...`
+//! (and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or newlines, with
+//! `VAR=value` prefixes, `\` continuations, quotes and redirections, as a shell would read
+//! them) is rewritten into the `servesim run` arguments it means, before clap parses them:
+//! * launch_server's flags that servesim models (the server flag group, same names, unique
+//!   prefixes as argparse allows) are kept, `--model-path`/`--model` becomes `--model`, the
+//!   rest (host, port, ...) is ignored with one note on stderr;
+//! * bench_serving's flags are kept as written (every one of them is a `run` flag), and
+//!   bench_serving's own defaults replace the bundled scenario's client section: no
+//!   `--dataset-name` means sharegpt, no `--max-concurrency` means no cap;
+//! * the flags given before `--` come last, so they override the pasted ones.
+use crate::spec::server::ServerFlags;
+use std::ffi::OsString;
+
+/// A word or a command separator of a shell line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Word(String),
+    Sep,
+}
+
+/// Splits shell text into words and separators (`&&`, `||`, `;`, `&`, `|`, newlines), with
+/// single and double quotes, backslash escapes and `\`-newline continuations.
+fn shell_tokens(text: &str, out: &mut Vec<Tok>) {
+    let mut word: Option<String> = None;
+    let mut chars = text.chars().peekable();
+    let flush = |word: &mut Option<String>, out: &mut Vec<Tok>| {
+        if let Some(w) = word.take() {
+            out.push(Tok::Word(w));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => word.get_or_insert_with(String::new).push(n),
+            },
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for n in chars.by_ref() {
+                    if n == '\'' {
+                        break;
+                    }
+                    w.push(n);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(n) = chars.next() {
+                    match n {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(e) = chars.next() {
+                                w.push(e);
+                            }
+                        }
+                        _ => w.push(n),
+                    }
+                }
+            }
+            '\n' | ';' | '&' | '|' => {
+                flush(&mut word, out);
+                out.push(Tok::Sep);
+            }
+            c if c.is_whitespace() => flush(&mut word, out),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    flush(&mut word, out);
+}
+
+/// The words of each command of the pasted line, redirections (`> log`, `2>&1`) dropped.
+fn commands(pasted: &[String]) -> Vec<Vec<String>> {
+    let mut toks = Vec::new();
+    for arg in pasted {
+        if arg == "&&" || arg == ";" || arg == "||" {
+            toks.push(Tok::Sep);
+        } else if pasted.len() == 1 || arg.contains(char::is_whitespace) {
+            shell_tokens(arg, &mut toks);
+        } else {
+            toks.push(Tok::Word(arg.clone()));
+        }
+    }
+    let mut cmds = vec![Vec::new()];
+    let mut skip_next = false;
+    for t in toks {
+        match t {
+            Tok::Sep => cmds.push(Vec::new()),
+            Tok::Word(_) if skip_next => skip_next = false,
+            Tok::Word(w) if w == ">" || w == ">>" || w == "<" || w == "2>" => skip_next = true,
+            Tok::Word(w) if w.starts_with('>') || w.starts_with("2>") || w.starts_with('<') => {}
+            Tok::Word(w) => cmds.last_mut().into_iter().for_each(|c| c.push(w.clone())),
+        }
+    }
+    cmds.retain(|c| !c.is_empty());
+    cmds
+}
+
+/// Which sglang program a command runs, and its arguments.
+fn program(cmd: &[String]) -> Option<(&'static str, &[String])> {
+    for (i, w) in cmd.iter().enumerate() {
+        for module in ["sglang.bench_serving", "sglang.launch_server"] {
+            let named = w == module
+                || w.ends_with(&format!("/{}.py", module.replace('.', "/")))
+                || w.ends_with(&format!("{}.py", module.rsplit('.').next().unwrap_or("")));
+            if named && (i == 0 || cmd[i - 1] == "-m" || w.ends_with(".py")) {
+                return Some((module, &cmd[i + 1..]));
+            }
+        }
+    }
+    None
+}
+
+/// servesim's server flags: (long name, aliases, takes a value).
+fn server_flags() -> Vec<(String, Vec<String>, bool)> {
+    <ServerFlags as clap::Args>::augment_args(clap::Command::new("server"))
+        .get_arguments()
+        .filter_map(|a| {
+            Some((
+                a.get_long()?.to_string(),
+                a.get_all_aliases()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+                !matches!(
+                    a.get_action(),
+                    clap::ArgAction::SetTrue | clap::ArgAction::SetFalse
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// launch_server's arguments → servesim `run` arguments, and the ignored ones.
+fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let known = server_flags();
+    let (mut kept, mut ignored) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while let Some(tok) = args.get(i) {
+        i += 1;
+        let Some(body) = tok.strip_prefix("--") else {
+            ignored.push(tok.clone());
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let exact = known
+            .iter()
+            .find(|(l, a, _)| l == name || a.iter().any(|a| a == name));
+        let prefixed: Vec<_> = known
+            .iter()
+            .filter(|(l, _, _)| l.starts_with(name))
+            .collect();
+        let hit = exact.or(match prefixed.as_slice() {
+            [one] if name.len() >= 4 => Some(*one),
+            _ => None,
+        });
+        let model = matches!(name, "model-path" | "model");
+        let takes_value = hit.map_or(true, |h| h.2);
+        let value = match inline {
+            Some(v) => Some(v),
+            None if takes_value => match args.get(i) {
+                Some(v) if !v.starts_with("--") => {
+                    i += 1;
+                    Some(v.clone())
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        match (hit, model) {
+            (_, true) => kept.extend(["--model".to_string()].into_iter().chain(value)),
+            (Some((long, _, _)), false) => {
+                kept.extend([format!("--{long}")].into_iter().chain(value));
+            }
+            (None, false) => ignored.extend([tok.clone()].into_iter().chain(value)),
+        }
+    }
+    (kept, ignored)
+}
+
+/// True when `args` set the bench_serving flag `flag` (`--flag`, `--flag=v`, or an
+/// abbreviation of at least `min` characters, as argparse allows).
+fn sets(args: &[String], flag: &str, min: usize) -> bool {
+    args.iter().any(|a| {
+        let name = a.split('=').next().unwrap_or("");
+        name.len() >= min && flag.starts_with(name)
+    })
+}
+
+/// Rewrites `servesim run [FLAGS] -- PASTED...` into `servesim run ARGS...`; other command
+/// lines are returned unchanged. The bool says whether a paste was expanded.
+pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
+    let is_run = argv.get(1).is_some_and(|a| a == "run");
+    let dash = argv.iter().position(|a| a == "--");
+    let (true, Some(dash)) = (is_run, dash) else {
+        return Ok((argv, false));
+    };
+    let pasted: Vec<String> = argv[dash + 1..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut out: Vec<OsString> = argv[..2].to_vec();
+    let (mut found, mut skipped) = (false, Vec::new());
+    for cmd in commands(&pasted) {
+        match program(&cmd) {
+            Some(("sglang.launch_server", args)) => {
+                let (kept, ignored) = server_args(args);
+                if !ignored.is_empty() {
+                    eprintln!(
+                        "note: launch_server flags with no effect on the simulation, ignored: {}",
+                        ignored.join(" ")
+                    );
+                }
+                out.extend(kept.into_iter().map(OsString::from));
+                found = true;
+            }
+            Some((_, args)) => {
+                out.extend(args.iter().map(OsString::from));
+                if !sets(args, "--dataset-name", 11) {
+                    out.extend(["--dataset-name", "sharegpt"].map(OsString::from));
+                }
+                if !sets(args, "--max-concurrency", 5) {
+                    out.extend(["--max-concurrency", "0"].map(OsString::from));
+                }
+                found = true;
+            }
+            None => skipped.push(cmd.join(" ")),
+        }
+    }
+    if !found {
+        return Err(format!(
+            "the command after `run --` runs neither `python -m sglang.bench_serving` nor \
+             `python -m sglang.launch_server` (got `{}`)",
+            pasted.join(" ")
+        ));
+    }
+    if !skipped.is_empty() {
+        eprintln!(
+            "note: pasted commands not simulated: {}",
+            skipped.join("; ")
+        );
+    }
+    out.extend(argv[2..dash].iter().cloned());
+    Ok((out, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Vec<String>> {
+        commands(&[text.to_string()])
+    }
+
+    #[test]
+    fn a_shell_line_splits_like_a_shell() {
+        let cmds = words(
+            "SGLANG_X=1 python3 -m sglang.launch_server --model-path 'Qwen/Qwen3-8B' \\\n --tp 2 > log 2>&1 &\n\
+             python -m sglang.bench_serving --extra-request-body '{\"a\": 1}' && echo done",
+        );
+        assert_eq!(cmds.len(), 3, "{cmds:?}");
+        assert_eq!(
+            cmds[0],
+            [
+                "SGLANG_X=1",
+                "python3",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                "Qwen/Qwen3-8B",
+                "--tp",
+                "2"
+            ]
+        );
+        assert_eq!(cmds[1][4], "{\"a\": 1}");
+        assert_eq!(program(&cmds[0]).map(|p| p.0), Some("sglang.launch_server"));
+        assert_eq!(program(&cmds[2]), None);
+    }
+
+    #[test]
+    fn launch_server_flags_keep_the_modelled_ones() {
+        let args: Vec<String> = "--model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --host 0.0.0.0 \
+             --port 30000 --trust-remote-code --disable-radix --mem-fraction-static=0.8"
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        let (kept, ignored) = server_args(&args);
+        assert_eq!(
+            kept,
+            [
+                "--model",
+                "deepseek-ai/DeepSeek-V3",
+                "--tp",
+                "8",
+                "--disable-radix-cache",
+                "--mem-fraction-static",
+                "0.8"
+            ]
+        );
+        assert_eq!(
+            ignored,
+            [
+                "--host",
+                "0.0.0.0",
+                "--port",
+                "30000",
+                "--trust-remote-code"
+            ]
+        );
+    }
+}
