@@ -22,7 +22,8 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`; the
+//!   held-out public runs: `validation/public/` (`validate --manifest`, never fitted).
 pub mod calibrate;
 pub mod cli;
 pub mod client;
