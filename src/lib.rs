@@ -25,7 +25,8 @@
 //! - `--client vllm` (`vllm bench serve` / `benchmark_serving.py`): versions in
 //!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in
 //!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`; the
+//!   held-out public runs: `validation/public/` (`validate --manifest`, never fitted);
 //! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`).

@@ -536,3 +536,109 @@ fn readme_accuracy_section_is_current() {
         "README.md's accuracy section is stale; regenerate it with `{README_COMMAND}`"
     );
 }
+
+/// The public, held-out runs (validation/public): published by others, never fitted on.
+fn public_manifest() -> Manifest {
+    Manifest::load(&root().join("validation/public/manifest.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn public_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
+    let m = public_manifest();
+    assert!(m.entries.len() >= 20, "{} entries", m.entries.len());
+    let mut covered = BTreeSet::new();
+    for e in &m.entries {
+        let log = parse_log_file(&m.log_path(e)).unwrap_or_else(|x| panic!("{}: {x}", e.id));
+        let run = log
+            .runs
+            .get(e.run)
+            .unwrap_or_else(|| panic!("{}: no run {} in {}", e.id, e.run, e.file));
+        covered.insert((e.file.clone(), e.run));
+        assert_eq!(
+            run.args.model.as_deref().unwrap_or(""),
+            e.log.model,
+            "{}",
+            e.id
+        );
+        assert_eq!(workload_summary(&run.args), e.log.client, "{}", e.id);
+        // The manifest's client version prints exactly the lines the source printed.
+        let real: BTreeSet<String> = run
+            .metrics
+            .all
+            .keys()
+            .chain(run.metrics.text.keys())
+            .map(|k| k.to_lowercase())
+            .collect();
+        assert_eq!(labels_of_render(e, run), real, "{}", e.id);
+        if let Some(cmd) = &run.server_command {
+            let stated = server_flags_from_command(cmd);
+            let flags = e.server_flags().unwrap();
+            assert_eq!(stated.flags.merged(&flags), flags, "{}: `{cmd}`", e.id);
+        }
+    }
+    // Every result block of every public log has exactly one entry.
+    let files: BTreeSet<&str> = m.entries.iter().map(|e| e.file.as_str()).collect();
+    let blocks: usize = files
+        .iter()
+        .map(|f| parse_log_file(&m.dir.join(f)).unwrap().runs.len())
+        .sum();
+    assert_eq!(covered.len(), blocks);
+    assert_eq!(m.entries.len(), blocks);
+    // Every entry replays and simulates; accuracy is reported (RESULTS.md), never asserted.
+    let v = validate(&m);
+    for (r, e) in v.runs.iter().zip(&m.entries) {
+        assert_eq!(r.error, None, "{}", r.id);
+        assert!(
+            r.cells.iter().all(|c| c.real.is_some() && c.sim.is_some()),
+            "{}",
+            r.id
+        );
+        // Random lengths are drawn as that client drew them: the source's own totals.
+        if r.lengths == Some(LengthSource::Random) {
+            assert_eq!(
+                r.totals_exact,
+                Some(true),
+                "{} ({})",
+                r.id,
+                e.bench_version.value
+            );
+        }
+    }
+}
+
+#[test]
+fn a_quoted_result_takes_its_arguments_from_the_client_command() {
+    let block =
+        std::fs::read_to_string(root().join("validation/public/001_cookbook-qwen3-235b-b200.txt"))
+            .unwrap();
+    let first = block.split("============ Serving").nth(1).unwrap();
+    let result = format!("============ Serving{}", first.split("```").next().unwrap());
+    let text = format!(
+        "python3 -m sglang.launch_server --model x --tp 4\n\
+         python3 -m sglang.bench_serving \\\n  --random-input 300 --dataset-name random \\\n  --num-prompt 10 --max-concurrency 1 --seed 7\n\n{result}\n{result}"
+    );
+    let log = parse_log(&text, "quoted.txt").unwrap();
+    assert_eq!(log.runs.len(), 2);
+    for run in &log.runs {
+        // Both blocks use the one command above them (argparse prefixes, defaults filled in).
+        assert_eq!(run.namespace_line, 2);
+        assert_eq!(
+            workload_summary(&run.args),
+            "random 300/1024 ratio 0, 10 prompts, rate inf, max-concurrency 1, seed 7, backend sglang"
+        );
+        assert_eq!(run.args.warmup_requests, Some(1));
+        assert_eq!(
+            run.server_command.as_deref(),
+            Some("python3 -m sglang.launch_server --model x --tp 4")
+        );
+    }
+    let bad = format!("python3 -m sglang.bench_serving --max-concurrency $C\n{result}");
+    let e = parse_log(&bad, "bad.txt").unwrap_err().to_string();
+    assert!(
+        e.contains("bad.txt") && e.contains("--max-concurrency $C"),
+        "{e}"
+    );
+    let none = parse_log(&result, "none.txt").unwrap_err().to_string();
+    assert!(none.contains("sglang.bench_serving"), "{none}");
+}

@@ -3,10 +3,12 @@
 //! the README's markdown section; `--update-readme` rewrites that section in place.
 use super::print::emit;
 use crate::calibrate::report::readme_markdown;
+use crate::cost::select::CostModel;
 use crate::error::{Error, Result};
-use crate::validate::compare::validate as run_validation;
+use crate::validate::compare::validate_with;
 use crate::validate::manifest::Manifest;
 use crate::validate::render::{replace_readme_section, validation_json, validation_text};
+use crate::validate::replay::Overrides;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -18,6 +20,10 @@ pub struct ValidateArgs {
     /// text, json or markdown (the README section).
     #[arg(long, default_value = "text")]
     pub format: String,
+    /// Step-cost backend for every run: roofline or kernels (default: each entry's own
+    /// setting, else servesim's default).
+    #[arg(long)]
+    pub cost_model: Option<String>,
     /// Rewrite the section between `<!-- accuracy:begin -->` and `<!-- accuracy:end -->` of
     /// this file with the markdown output, instead of printing.
     #[arg(long)]
@@ -32,8 +38,13 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             available: "text, json, markdown".into(),
         });
     }
+    if let Some(c) = &a.cost_model {
+        CostModel::parse(c)?;
+    }
     let manifest = Manifest::load(&a.manifest)?;
-    let v = run_validation(&manifest);
+    let mut ov = Overrides::default();
+    ov.server.cost_model = a.cost_model.clone();
+    let v = validate_with(&manifest, &ov);
     if let Some(path) = &a.update_readme {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let new = replace_readme_section(&text, &readme_markdown(&v))?;

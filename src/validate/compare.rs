@@ -281,6 +281,11 @@ fn summarize(rows: &[RunRow]) -> Vec<GroupSummary> {
 
 /// Replays and simulates every entry of `manifest`, in manifest order.
 pub fn validate(manifest: &Manifest) -> Validation {
+    validate_with(manifest, &Overrides::default())
+}
+
+/// [`validate`] with settings that override every entry (e.g. the cost backend).
+pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
     let mut logs: BTreeMap<String, std::result::Result<ParsedLog, String>> = BTreeMap::new();
     let runs = manifest
         .entries
@@ -291,6 +296,7 @@ pub fn validate(manifest: &Manifest) -> Validation {
             });
             validate_entry(
                 e,
+                ov,
                 log.as_ref().map_err(Clone::clone),
                 &manifest.dir.join(&e.file).display().to_string(),
             )
@@ -319,7 +325,12 @@ pub fn simulate_run(
     Ok((replay, out))
 }
 
-fn validate_entry(e: &Entry, log: std::result::Result<&ParsedLog, String>, source: &str) -> RunRow {
+fn validate_entry(
+    e: &Entry,
+    ov: &Overrides,
+    log: std::result::Result<&ParsedLog, String>,
+    source: &str,
+) -> RunRow {
     let family = load_hardware(&e.hardware.value)
         .map(|h| {
             serde_json::to_value(h.arch)
@@ -369,7 +380,7 @@ fn validate_entry(e: &Entry, log: std::result::Result<&ParsedLog, String>, sourc
     for c in &mut row.cells {
         c.real = Some(c.metric.values(&run.metrics, &BenchMetrics::default()).0);
     }
-    match simulate_run(run, Some(e), &Overrides::default(), source) {
+    match simulate_run(run, Some(e), ov, source) {
         Ok((replay, out)) => {
             let m = &out.metrics;
             row.lengths = Some(replay.lengths);

@@ -99,9 +99,9 @@ pub struct Entry {
     /// 0-based index of the result block in the file.
     pub run: usize,
     pub log: Stated,
-    /// Bundled hardware profile name (or a profile YAML path).
+    /// Bundled hardware profile name (or a profile YAML path, relative to the manifest).
     pub hardware: Fact<String>,
-    /// Bundled model name (or a model YAML / config.json path).
+    /// Bundled model name (or a model YAML / config.json path, relative to the manifest).
     pub model: Fact<String>,
     /// SGLang `launch_server` flags by servesim's names (`tp`, `sglang-version`,
     /// `attention-backend`, ...); `tp` and `sglang-version` are required.
@@ -226,6 +226,9 @@ impl Manifest {
                 }
             }
             e.server_flags().map_err(|x| err("server", x.to_string()))?;
+            for value in [&mut e.hardware.value, &mut e.model.value] {
+                *value = beside_manifest(value, dir);
+            }
         }
         Ok(Manifest {
             path: path.to_path_buf(),
@@ -244,6 +247,19 @@ impl Manifest {
         self.entries
             .iter()
             .find(|e| e.file == file_name && e.run == run)
+    }
+}
+
+/// A profile or model given as a relative file path (`../../models/x.yaml`, `config.json`)
+/// is relative to the manifest's directory; bundled names are kept.
+fn beside_manifest(value: &str, dir: &Path) -> String {
+    let is_file = [".yaml", ".yml", ".json"]
+        .iter()
+        .any(|ext| value.to_ascii_lowercase().ends_with(ext));
+    if is_file && Path::new(value).is_relative() {
+        dir.join(value).display().to_string()
+    } else {
+        value.to_string()
     }
 }
 

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 mod args;
+mod cmdline;
 mod metrics;
 pub mod pyrepr;
 
@@ -133,11 +134,28 @@ pub fn parse_log(text: &str, source: &str) -> Result<ParsedLog> {
             .map_err(|r| err(Some(header + 1), format!("result block: {r}")))?;
 
         let preamble = lines.get(window_start..header).unwrap_or(&[]);
-        let (ns_off, fields) = find_namespace(preamble, lines.get(window_start..).unwrap_or(&[]))
-            .map_err(|(off, r)| err(off.map(|o| window_start + o + 1), r))?;
-        let namespace_line = window_start + ns_off + 1;
+        let before = lines.get(..header).unwrap_or(&[]);
+        let (namespace_line, fields, what) =
+            match find_namespace(preamble, lines.get(window_start..).unwrap_or(&[])) {
+                Ok((off, fields)) => (window_start + off + 1, fields, "Namespace"),
+                Err((None, reason)) => {
+                    // No Namespace: a quoted result with the client's command line above it.
+                    let (at, fields) = find_client_command(preamble, window_start, before)
+                        .map_err(|(at, r)| err(at.map(|a| a + 1), r))?
+                        .ok_or_else(|| {
+                            err(
+                                None,
+                                format!(
+                                    "{reason}, nor a `sglang.bench_serving` command line before it"
+                                ),
+                            )
+                        })?;
+                    (at + 1, fields, "client command")
+                }
+                Err((Some(off), reason)) => return Err(err(Some(window_start + off + 1), reason)),
+            };
         let args = BenchArgs::from_fields(&fields)
-            .map_err(|r| err(Some(namespace_line), format!("Namespace: {r}")))?;
+            .map_err(|r| err(Some(namespace_line), format!("{what}: {r}")))?;
 
         let server = find_server(lines.get(..header).unwrap_or(&[]));
         let client_style = style(preamble, &metrics);
@@ -241,6 +259,42 @@ fn find_namespace(preamble: &[&str], following: &[&str]) -> NsResult {
                 .map_err(|_| (Some(off), format!("cannot parse Namespace: {first}")))
         }
     }
+}
+
+/// What [`find_client_command`] returns: the 0-based line and fields, or (line, reason).
+type CommandResult =
+    std::result::Result<Option<(usize, Vec<NamespaceField>)>, (Option<usize>, String)>;
+
+/// The nearest `sglang.bench_serving` command before a block (0-based line in the file and
+/// its fields): in the block's preamble (which starts at file line `offset`), else anywhere
+/// before it (a command quoted once above several results). Backslash-continued lines are
+/// joined.
+fn find_client_command(preamble: &[&str], offset: usize, before: &[&str]) -> CommandResult {
+    let last = |lines: &[&str]| {
+        lines
+            .iter()
+            .rposition(|l| cmdline::client_command_at(l).is_some())
+    };
+    let Some(idx) = last(preamble).map(|i| i + offset).or_else(|| last(before)) else {
+        return Ok(None);
+    };
+    let mut full = before
+        .get(idx)
+        .copied()
+        .unwrap_or("")
+        .trim_end()
+        .to_string();
+    let mut next = idx + 1;
+    while full.ends_with('\\') {
+        let Some(cont) = before.get(next) else { break };
+        full.pop();
+        full = format!("{} {}", full.trim_end(), cont.trim());
+        next += 1;
+    }
+    let args = cmdline::client_command_at(&full).unwrap_or("");
+    cmdline::command_fields(args)
+        .map(|f| Some((idx, f)))
+        .map_err(|r| (Some(idx), format!("client command: {r}")))
 }
 
 struct Server {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Regenerates validation/public/RESULTS.md: the public held-out runs (validation/public/manifest.yaml)
+# replayed with both step-cost backends. Nothing is fitted on these runs; this only reports.
+# Usage: scripts/public_results.sh [path/to/servesim]   (default: target/release/servesim)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${1:-target/release/servesim}"
+manifest=validation/public/manifest.yaml
+out=validation/public/RESULTS.md
+{
+  echo "# Public held-out validation: results"
+  echo
+  echo "Real SGLang \`bench_serving\` runs published by others (sources and their URLs: the header of each"
+  echo "log in this directory; what each entry states or assumes: \`manifest.yaml\`), replayed by servesim."
+  echo "**Out of sample**: no constant of servesim is fitted on these runs. Regenerate with"
+  echo "\`scripts/public_results.sh\` (it runs \`servesim validate --manifest $manifest --cost-model M\`)."
+  echo "\`med TPOT/ITL\` is the median TPOT, or the median ITL where the client prints no TPOT block (marked)."
+  echo
+  echo "Sources (29 results): SGLang cookbook pages (sgl-project/sgl-cookbook @7b5bd9c) for Qwen3-235B-A22B-Instruct-2507,"
+  echo "DeepSeek-R1-0528 and gpt-oss-120b on 8x B200 (TP8, sglang 0.5.6 / 0.5.6.post1) and Llama-3.1-70B on 8x A100 (TP8,"
+  echo "0.5.6); kvcached's overhead benchmark (ovg-project/kvcached @f5330bc): Llama-3.2-3B on one A100-80G, plain SGLang"
+  echo "0.4.6.post2, 8/16/32 req/s. Left out: SGLang PR #6939 (DeepSeek-V3 on 8x B200, June 2025) is the source of seed"
+  echo "log 004, so it is in sample; SGLang servers measured with vLLM's client are listed in vllm-candidates.md."
+  for model in roofline kernels; do
+    echo
+    echo "## Cost model: \`$model\`"
+    echo
+    echo '```text'
+    "$bin" validate --manifest "$manifest" --cost-model "$model"
+    echo '```'
+  done
+} > "$out"
+echo "wrote $out"
