@@ -61,7 +61,8 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         )
     } else {
         format!(
-            "{}{}\n",
+            "{}{}{}\n",
+            sc.pd.as_ref().map_or(String::new(), |pd| pd.summary()),
             preamble(&sc, &out),
             text::render(&out.metrics, &sc.header()).trim_end()
         )
@@ -72,6 +73,9 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
+        if let Some(pd) = &out.pd {
+            eprint!("{}", pd.text());
+        }
     }
     Ok(())
 }
@@ -83,5 +87,6 @@ pub fn extra(sc: &Scenario, out: &RunOutput) -> serde_json::Value {
         "model": sc.model.name,
         "server": sc.server,
         "stats": out.stats,
+        "pd": out.pd,
     })
 }

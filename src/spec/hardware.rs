@@ -193,6 +193,9 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
+    /// KV-transfer NICs for prefill/decode disaggregation between nodes (`spec::pd`).
+    #[serde(default)]
+    pub pd_transfer: Option<super::pd::PdTransferLink>,
 }
 
 /// Largest fixed overhead accepted (1000 s, in ns).
@@ -247,6 +250,14 @@ impl HardwareProfile {
             self.link.bandwidth_bytes_per_s,
         )?;
         non_negative(origin, "link.latency_ns", self.link.latency_ns)?;
+        if let Some(t) = &self.pd_transfer {
+            positive(
+                origin,
+                "pd_transfer.rdma_bandwidth_bytes_per_s",
+                t.rdma_bandwidth_bytes_per_s,
+            )?;
+            non_negative(origin, "pd_transfer.latency_ns", t.latency_ns)?;
+        }
         non_negative(
             origin,
             "link.custom_all_reduce_latency_ns",
