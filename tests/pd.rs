@@ -162,8 +162,8 @@ fn pd_flags_are_checked() {
         let argv: Vec<&str> = args.split_whitespace().collect();
         let p = PointArgs::try_parse_from(argv).unwrap();
         let e = Scenario::from_flags(&ScenarioFile::default(), &p.flags)
-            .err()
-            .expect("rejected")
+            .map(|_| ())
+            .expect_err("rejected")
             .to_string();
         assert!(e.contains(needle), "{e}");
     };

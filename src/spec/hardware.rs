@@ -171,6 +171,16 @@ pub struct Overheads {
     pub client_send_ns: Option<f64>,
 }
 
+/// KV-transfer NICs between nodes (RDMA), per GPU, in a hardware profile (`pd_transfer:`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PdTransferLink {
+    /// Achieved RDMA bandwidth per GPU (its own NIC), bytes/s.
+    pub rdma_bandwidth_bytes_per_s: f64,
+    /// Fixed time per transfer (RDMA write completion, status message, decode-side poll), ns.
+    pub latency_ns: f64,
+}
+
 /// A hardware profile as stored in `hardware-profiles/NAME.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -195,7 +205,7 @@ pub struct HardwareProfile {
     pub kernel_tables: Option<String>,
     /// KV-transfer NICs for prefill/decode disaggregation between nodes (`spec::pd`).
     #[serde(default)]
-    pub pd_transfer: Option<super::pd::PdTransferLink>,
+    pub pd_transfer: Option<PdTransferLink>,
 }
 
 /// Largest fixed overhead accepted (1000 s, in ns).

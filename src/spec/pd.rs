@@ -5,6 +5,7 @@
 //! [`PdConfig`] the resolved deployment, including the per-request transfer arithmetic.
 use super::bundled::load_hardware;
 use super::hardware::HardwareProfile;
+pub use super::hardware::PdTransferLink;
 use super::model::ModelSpec;
 use super::server::{LoadBalanceMethod, ServerConfig, ServerFlags};
 use crate::error::{Error, Result};
@@ -98,16 +99,6 @@ impl PdFlags {
     fn stray(&self) -> bool {
         !self.disaggregation && *self != PdFlags::default()
     }
-}
-
-/// KV-transfer NICs between nodes (RDMA), per GPU, in a hardware profile (`pd_transfer:`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PdTransferLink {
-    /// Achieved RDMA bandwidth per GPU (its own NIC), bytes/s.
-    pub rdma_bandwidth_bytes_per_s: f64,
-    /// Fixed time per transfer (RDMA write completion, status message, decode-side poll), ns.
-    pub latency_ns: f64,
 }
 
 /// One side (prefill or decode) of a PD deployment.
@@ -253,6 +244,20 @@ impl PdConfig {
         let (p, d) = (&self.prefill.server, &self.decode.server);
         let delivered = d.attn_tp as f64 * d.kv_bytes_per_token / p.attn_tp as f64;
         delivered.max(d.kv_bytes_per_token)
+    }
+
+    /// Short name: `2P1D tp8/tp8` (with the hardware when the sides differ).
+    pub fn name(&self) -> String {
+        let (p, d) = (&self.prefill, &self.decode);
+        let hw = if p.hardware.name == d.hardware.name {
+            String::new()
+        } else {
+            format!(" {}/{}", p.hardware.name, d.hardware.name)
+        };
+        format!(
+            "{}P{}D tp{}/tp{}{hw}",
+            p.replicas, d.replicas, p.server.tp, d.server.tp
+        )
     }
 
     /// One line naming the deployment, for reports.
