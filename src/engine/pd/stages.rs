@@ -23,6 +23,9 @@ pub(super) struct Stamps {
     pub first_token_ns: u64,
 }
 
+/// Prefill-window busy fraction from which the prefill side is the bottleneck.
+const PREFILL_BOUND_UTILIZATION: f64 = 0.8;
+
 /// Mean and percentiles of one stage over the successful requests, ms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct StageStats {
@@ -79,8 +82,13 @@ pub struct PdStats {
     pub decode_admit: StageStats,
     pub prefill: SideStats,
     pub decode: SideStats,
-    /// The stage holding requests longest on average: `decode` (pre-allocation: too few
-    /// decode servers or KV), `prefill` (prefill queue + forward), `transfer` (queue + link).
+    /// Busy fraction of the prefill servers from the first arrival to the last prefill.
+    pub prefill_window_utilization: f64,
+    /// The side limiting a saturated run: `transfer` when requests queue longest for the
+    /// NICs, else `prefill` when the prefill servers were busy ≥ 80 % of the time prompts were
+    /// waiting to be prefilled, else `decode` (prefill idled waiting for pre-allocation:
+    /// decode KV or request slots were full). Meaningful for a loaded run (`plan` reads it
+    /// from the closed-loop run); a light load shows where the little waiting there is.
     pub bottleneck: &'static str,
 }
 
@@ -105,18 +113,20 @@ impl PdStats {
         let transfer_queue = stage(&|s| s.transfer_start_ns - s.prefill_done_ns);
         let transfer = stage(&|s| s.transfer_done_ns - s.transfer_start_ns);
         let decode_admit = stage(&|s| s.first_token_ns.saturating_sub(s.transfer_done_ns));
-        let candidates = [
-            ("decode", prealloc_wait.mean_ms),
-            ("prefill", prefill_queue.mean_ms + prefill_forward.mean_ms),
-            ("transfer", transfer_queue.mean_ms + transfer.mean_ms),
-        ];
-        let bottleneck = candidates
-            .iter()
-            .fold(
-                candidates[1],
-                |best, &c| if c.1 > best.1 { c } else { best },
-            )
-            .0;
+        // While prompts are being prefilled, a prefill side that is the bottleneck is busy;
+        // one that waits for decode pre-allocation is not.
+        let first = ok.iter().map(|s| s.router_ns).min().unwrap_or(0);
+        let last = ok.iter().map(|s| s.prefill_done_ns).max().unwrap_or(0);
+        let window_ns = (last.saturating_sub(first) * prefill.servers.max(1)).max(1);
+        let prefill_window_utilization = (prefill.busy_ns as f64 / window_ns as f64).min(1.0);
+        let bottleneck =
+            if transfer_queue.mean_ms > prefill_queue.mean_ms.max(prealloc_wait.mean_ms) {
+                "transfer"
+            } else if prefill_window_utilization >= PREFILL_BOUND_UTILIZATION {
+                "prefill"
+            } else {
+                "decode"
+            };
         PdStats {
             prealloc_wait,
             prefill_queue,
@@ -126,6 +136,7 @@ impl PdStats {
             decode_admit,
             prefill,
             decode,
+            prefill_window_utilization,
             bottleneck,
         }
     }
@@ -155,7 +166,11 @@ impl PdStats {
                 side.sched.retractions
             ));
         }
-        s.push_str(&format!("  bottleneck: {}\n", self.bottleneck));
+        s.push_str(&format!(
+            "  bottleneck: {} (prefill busy {:.1} % while prompts waited)\n",
+            self.bottleneck,
+            self.prefill_window_utilization * 100.0
+        ));
         s
     }
 }
