@@ -82,11 +82,14 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
 
 /// servesim's own derived facts, for the JSON report.
 pub fn extra(sc: &Scenario, out: &RunOutput) -> serde_json::Value {
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "hardware": sc.hardware.name,
         "model": sc.model.name,
         "server": sc.server,
         "stats": out.stats,
-        "pd": out.pd,
-    })
+    });
+    if let (Some(cfg), Some(pd)) = (&sc.pd, &out.pd) {
+        v["pd"] = serde_json::json!({ "deployment": cfg.name(), "link": cfg.link, "stages": pd });
+    }
+    v
 }
