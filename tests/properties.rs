@@ -158,6 +158,7 @@ fn case() -> impl Strategy<Value = Case> {
                 model: Some(model.into()),
                 server,
                 client,
+                ..Default::default()
             })
         })
 }
@@ -335,6 +336,7 @@ fn page_rounding_case(version: &str, output_len: u64, num_prompts: u64) -> Scena
             warmup_requests: Some(0),
             ..Default::default()
         },
+        ..Default::default()
     }
 }
 
@@ -393,6 +395,7 @@ fn decode_with_pages_retracts_instead_of_stalling() {
             warmup_requests: Some(0),
             ..Default::default()
         },
+        ..Default::default()
     };
     let sc = checked(&file);
     run(&sc).expect("48 requests that each fit the pool finish (with retractions)");

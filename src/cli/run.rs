@@ -99,7 +99,8 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         )
     } else {
         format!(
-            "{}{}\n",
+            "{}{}{}\n",
+            sc.pd.as_ref().map_or(String::new(), |pd| pd.summary()),
             preamble(&sc, &out),
             text::render(&out.metrics, &sc.header()).trim_end()
         )
@@ -110,6 +111,9 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     }
     if a.stats {
         eprint!("{}", stats_text(&out, wall_s));
+        if let Some(pd) = &out.pd {
+            eprint!("{}", pd.text());
+        }
     }
     Ok(())
 }
@@ -162,10 +166,14 @@ fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Inst
 
 /// servesim's own derived facts, for the JSON report.
 pub fn extra(sc: &Scenario, out: &RunOutput) -> serde_json::Value {
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "hardware": sc.hardware.name,
         "model": sc.model.name,
         "server": sc.server,
         "stats": out.stats,
-    })
+    });
+    if let (Some(cfg), Some(pd)) = (&sc.pd, &out.pd) {
+        v["pd"] = serde_json::json!({ "deployment": cfg.name(), "link": cfg.link, "stages": pd });
+    }
+    v
 }

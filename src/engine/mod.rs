@@ -5,6 +5,7 @@
 pub mod admission;
 pub mod event;
 pub mod kv;
+pub mod pd;
 pub mod radix;
 pub mod request;
 pub mod router;

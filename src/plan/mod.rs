@@ -15,6 +15,7 @@
 //! Prices come from the hardware profiles (`cost_per_device_hour_usd`) unless
 //! `--cost-per-device-hour` overrides them; a candidate without a price is an error before
 //! anything is simulated. Devices are tp × dp (tp alone with `--enable-dp-attention`).
+pub mod pd;
 pub mod render;
 pub mod search;
 
@@ -268,7 +269,10 @@ fn resolve(spec: &PlanSpec, index: usize) -> Pending {
     });
     match resolved {
         Ok((d, sc)) => {
-            cand.cost_per_hour = spec.prices.device_hour(&d).map(|p| p * d.devices as f64);
+            cand.cost_per_hour = match &sc.pd {
+                Some(cfg) => pd::cost_per_hour(&spec.prices, cfg),
+                None => spec.prices.device_hour(&d).map(|p| p * d.devices as f64),
+            };
             cand.deployment = Some(d);
             Pending {
                 cand,

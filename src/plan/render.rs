@@ -140,8 +140,12 @@ pub fn table(p: &Plan) -> Table {
         format!("p99 TTFT ms {at}"),
         "p99 TPOT ms".into(),
         "p99 E2E ms".into(),
-        "verdict".into(),
     ]);
+    let pd = super::pd::any_pd(p);
+    if pd {
+        header.extend(["xPyD".to_string(), "bottleneck".into()]);
+    }
+    header.push("verdict".into());
     let best = p.best();
     let rows = p
         .candidates
@@ -175,8 +179,11 @@ pub fn table(p: &Plan) -> Table {
                 probe.map_or("-".into(), |p| ms(p.p99_ttft_ms)),
                 probe.map_or("-".into(), |p| ms(p.p99_tpot_ms)),
                 probe.map_or("-".into(), |p| ms(p.p99_e2e_ms)),
-                why_not(c, best, p.goal),
             ]);
+            if pd {
+                row.extend(super::pd::columns(c));
+            }
+            row.push(why_not(c, best, p.goal));
             row
         })
         .collect();

@@ -57,6 +57,9 @@ pub struct Probe {
     pub allowed_duration_s: f64,
     pub failed: u64,
     pub violations: Vec<Violation>,
+    /// PD deployments: the side holding requests longest (`engine::pd::PdStats::bottleneck`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pd_bottleneck: Option<&'static str>,
 }
 
 impl Probe {
@@ -74,6 +77,7 @@ impl Probe {
             allowed_duration_s: span + m.e2e_ms.max / 1000.0,
             failed: m.failed,
             violations: slo.violations(m),
+            pd_bottleneck: None,
         }
     }
 
@@ -153,6 +157,9 @@ pub struct RateSearch {
     pub at_target: Option<Probe>,
     /// Simulations run.
     pub probes: u32,
+    /// PD deployments: the bottleneck side of the closed-loop run (at capacity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pd_bottleneck: Option<&'static str>,
 }
 
 impl RateSearch {
@@ -166,8 +173,10 @@ impl RateSearch {
 pub fn probe(sc: &Scenario, rate: f64, slo: &Slo) -> Result<Probe> {
     let mut sc = sc.clone();
     sc.client.request_rate = rate;
-    let m = run(&sc)?.metrics;
-    Ok(Probe::new(rate, sc.client.num_prompts, &m, slo))
+    let out = run(&sc)?;
+    let mut p = Probe::new(rate, sc.client.num_prompts, &out.metrics, slo);
+    p.pd_bottleneck = out.pd.map(|pd| pd.bottleneck);
+    Ok(p)
 }
 
 /// Capacity, the highest rate meeting `slo` (relative resolution `tolerance`) and, when
@@ -179,6 +188,7 @@ pub fn search(sc: &Scenario, slo: &Slo, tolerance: f64, target: Option<f64>) -> 
     let mut s = RateSearch {
         capacity_rps: closed.request_throughput,
         capacity_output_tps: closed.output_throughput,
+        pd_bottleneck: closed.pd_bottleneck,
         saturation: sc.client.max_concurrency.map(|_| closed),
         max_rate: 0.0,
         best: None,

@@ -2,6 +2,7 @@
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
 pub mod explain;
+pub mod pd;
 pub mod sanity;
 pub mod vllm;
 
@@ -21,6 +22,7 @@ use crate::report::ReportHeader;
 use crate::spec::bundled::{load_hardware, load_model};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
+use crate::spec::pd::{PdConfig, PdFlags};
 
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
@@ -50,6 +52,8 @@ pub struct Scenario {
     pub reference_itl: bool,
     /// Step-cost backend (`--cost-model`, `--kernel-db`).
     pub cost: CostChoice,
+    /// Prefill/decode disaggregation (`--disaggregation`, the scenario's `pd:` section).
+    pub pd: Option<PdConfig>,
 }
 
 impl Scenario {
@@ -79,6 +83,7 @@ impl Scenario {
         let model = load_model(model_name)?;
         let server_flags = file.server.merged(server);
         let mut server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
+        let pd = PdConfig::resolve(&file.pd, &server_flags, &hardware, &model)?;
         let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
         if let Some(spec) = server.speculative.as_mut() {
             spec.set_default_acceptance(&client.dataset_name);
@@ -103,18 +108,25 @@ impl Scenario {
             record_timeline: false,
             reference_itl: false,
             cost,
+            pd,
         })
     }
 
     /// [`Scenario::resolve`] with the command-line flag group.
     pub fn from_flags(file: &ScenarioFile, flags: &ScenarioFlags) -> Result<Scenario> {
-        Scenario::resolve(
+        let mut sc = Scenario::resolve(
             file,
             flags.hardware.as_deref(),
             flags.model.as_deref(),
             &flags.server,
             &flags.client,
-        )
+        )?;
+        if flags.pd != PdFlags::default() {
+            let server = file.server.merged(&flags.server);
+            sc.pd =
+                PdConfig::resolve(&file.pd.merged(&flags.pd), &server, &sc.hardware, &sc.model)?;
+        }
+        Ok(sc)
     }
 
     /// The client's behaviour for this scenario's bench version and backend.
@@ -162,6 +174,8 @@ pub struct RunOutput {
     pub notes: Vec<String>,
     /// Per-iteration samples when `Scenario::record_timeline` is set.
     pub timeline: Vec<crate::engine::timeline::Sample>,
+    /// Per-stage times and per-side load of a PD deployment.
+    pub pd: Option<crate::engine::pd::PdStats>,
 }
 
 /// Draws the workload, simulates it and computes bench_serving's metrics.
@@ -220,23 +234,13 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         record_timeline: sc.record_timeline,
         reference_itl: sc.reference_itl,
     };
-    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
-    let scheds = (0..sc.server.dp)
-        .map(|r| {
-            let mut s = Scheduler::new(&sc.server, window);
-            // Speculative gains: one stream per replica, from the benchmark seed.
-            s.seed_acceptance(c.seed ^ (r + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            s
-        })
-        .collect();
-    let cost = sc.step_cost()?;
-    let out = simulate_replicas(
-        &input,
-        scheds,
-        Router::new(sc.server.router),
-        sc.server.dp_attention,
-        cost.as_ref(),
-    )?;
+    let (out, pd) = match &sc.pd {
+        Some(pd) => {
+            let o = pd::simulate(sc, pd, &input)?;
+            (o.sim, Some(o.pd))
+        }
+        None => (unified(sc, &input)?, None),
+    };
     let mut metrics = compute(&out.record);
     metrics.accept_length = out.accept_length;
     let mut notes = notes;
@@ -251,6 +255,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         stats: out.stats,
         timeline: out.timeline,
         notes,
+        pd,
     };
     Ok((output, out.record))
 }
@@ -295,6 +300,27 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
         warm_first: c.warmup_requests > 0 && !flavour.flush_after_warmup,
         server_info_at_end: flavour.server_info_at_end,
     })
+}
+
+/// One unified (colocated) server: `dp` replicas behind the router, or DP-attention ranks.
+fn unified(sc: &Scenario, input: &SimInput) -> Result<crate::engine::sim::SimOutput> {
+    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let scheds = (0..sc.server.dp)
+        .map(|r| {
+            let mut s = Scheduler::new(&sc.server, window);
+            // Speculative gains: one stream per replica, from the benchmark seed.
+            s.seed_acceptance(sc.client.seed ^ (r + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            s
+        })
+        .collect();
+    let cost = sc.step_cost()?;
+    simulate_replicas(
+        input,
+        scheds,
+        Router::new(sc.server.router),
+        sc.server.dp_attention,
+        cost.as_ref(),
+    )
 }
 
 /// The newest SGLang version, for defaults.

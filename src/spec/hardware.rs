@@ -171,6 +171,16 @@ pub struct Overheads {
     pub client_send_ns: Option<f64>,
 }
 
+/// KV-transfer NICs between nodes (RDMA), per GPU, in a hardware profile (`pd_transfer:`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PdTransferLink {
+    /// Achieved RDMA bandwidth per GPU (its own NIC), bytes/s.
+    pub rdma_bandwidth_bytes_per_s: f64,
+    /// Fixed time per transfer (RDMA write completion, status message, decode-side poll), ns.
+    pub latency_ns: f64,
+}
+
 /// A hardware profile as stored in `hardware-profiles/NAME.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -193,6 +203,9 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
+    /// KV-transfer NICs for prefill/decode disaggregation between nodes (`spec::pd`).
+    #[serde(default)]
+    pub pd_transfer: Option<PdTransferLink>,
 }
 
 /// Largest fixed overhead accepted (1000 s, in ns).
@@ -247,6 +260,14 @@ impl HardwareProfile {
             self.link.bandwidth_bytes_per_s,
         )?;
         non_negative(origin, "link.latency_ns", self.link.latency_ns)?;
+        if let Some(t) = &self.pd_transfer {
+            positive(
+                origin,
+                "pd_transfer.rdma_bandwidth_bytes_per_s",
+                t.rdma_bandwidth_bytes_per_s,
+            )?;
+            non_negative(origin, "pd_transfer.latency_ns", t.latency_ns)?;
+        }
         non_negative(
             origin,
             "link.custom_all_reduce_latency_ns",

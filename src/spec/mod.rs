@@ -6,6 +6,7 @@ pub mod hardware;
 pub mod hf_config;
 pub mod load;
 pub mod model;
+pub mod pd;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod speculative;

@@ -23,6 +23,8 @@ pub struct ScenarioFlags {
     pub server: ServerFlags,
     #[command(flatten)]
     pub client: ClientFlags,
+    #[command(flatten)]
+    pub pd: super::pd::PdFlags,
 }
 
 /// bench_serving flags; `None` means bench_serving's default.
@@ -255,6 +257,9 @@ pub struct ScenarioFile {
     pub server: ServerFlags,
     #[serde(default)]
     pub client: ClientFlags,
+    /// Prefill/decode disaggregation (`disaggregation: true`, `prefill-replicas`, ...).
+    #[serde(default)]
+    pub pd: super::pd::PdFlags,
 }
 
 /// The bundled default scenario, embedded so the binary runs from anywhere.

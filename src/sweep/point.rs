@@ -31,6 +31,9 @@ pub struct Deployment {
     pub max_running_requests: u64,
     /// The profile's price of one device-hour, if it has one.
     pub cost_per_device_hour_usd: Option<f64>,
+    /// Prefill/decode disaggregation: `xPyD` with each side's TP (`2P1D tp8/tp8`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pd: Option<String>,
 }
 
 impl Deployment {
@@ -42,13 +45,17 @@ impl Deployment {
             tp: sc.server.tp,
             dp: sc.server.dp,
             dp_attention: sc.server.dp_attention,
-            devices: sc.server.devices(),
+            devices: sc
+                .pd
+                .as_ref()
+                .map_or(sc.server.devices(), |pd| pd.devices()),
             max_concurrency: sc.client.max_concurrency,
             request_rate: py_float_repr(sc.client.request_rate),
             num_prompts: sc.client.num_prompts,
             kv_pool_tokens: sc.server.kv_pool_tokens,
             max_running_requests: sc.server.max_running_requests,
             cost_per_device_hour_usd: sc.hardware.cost_per_device_hour_usd,
+            pd: sc.pd.as_ref().map(|pd| pd.name()),
         }
     }
 }

@@ -140,6 +140,7 @@ pub fn scenario_for(
         model: Some(model),
         server,
         client,
+        ..Default::default()
     };
     let scenario = Scenario::resolve(&file, None, None, &ov.server, &ov.client)?;
     if lengths == LengthSource::Sampled {

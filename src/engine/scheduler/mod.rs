@@ -6,6 +6,7 @@ pub mod adder;
 pub mod config;
 mod decode;
 pub mod speculative;
+mod prebuilt;
 
 use super::admission::AdmissionLimits;
 use super::kv::KvPool;
@@ -491,6 +492,13 @@ impl Scheduler {
             let r = &self.reqs[id];
             expect += self.own_alloc(r, r.prefilled);
         }
+        // A PD decode server's pre-allocated requests hold their prompt KV while waiting.
+        expect += self
+            .reqs
+            .iter()
+            .filter(|r| r.phase == Phase::Waiting && r.prefilled > 0)
+            .map(|r| self.own_alloc(r, r.prefilled))
+            .sum::<u64>();
         if expect != self.kv.used_tokens() {
             return Err(format!(
                 "KV used {} but allocations sum to {expect}",

@@ -1,0 +1,40 @@
+//! A PD (prefill/decode-disaggregated) scenario run: one scheduler per prefill and decode
+//! server, each side priced by its own step-cost backend (its hardware, TP and flags), the
+//! transfer link from `spec::pd`, then the ordinary event input and metrics.
+use super::Scenario;
+use crate::cost::StepCost;
+use crate::engine::pd::{simulate_pd, PdOutput, PdServers};
+use crate::engine::scheduler::Scheduler;
+use crate::engine::sim::SimInput;
+use crate::error::Result;
+use crate::spec::pd::{PdConfig, PdSide};
+
+/// The step-cost backend of one side.
+fn side_cost(sc: &Scenario, side: &PdSide) -> Result<Box<dyn StepCost>> {
+    crate::cost::build(&side.hardware, &sc.model, &side.server, &sc.cost)
+}
+
+/// Simulates `input` on the PD deployment `pd` of scenario `sc`.
+pub fn simulate(sc: &Scenario, pd: &PdConfig, input: &SimInput) -> Result<PdOutput> {
+    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let scheds = |side: &PdSide| {
+        (0..side.replicas)
+            .map(|_| Scheduler::new(&side.server, window))
+            .collect::<Vec<_>>()
+    };
+    let prefill_cost = side_cost(sc, &pd.prefill)?;
+    let decode_cost = side_cost(sc, &pd.decode)?;
+    simulate_pd(
+        input,
+        PdServers {
+            prefill: scheds(&pd.prefill),
+            decode: scheds(&pd.decode),
+            prefill_cost: prefill_cost.as_ref(),
+            decode_cost: decode_cost.as_ref(),
+            policy: pd.policy,
+            reserved_decode_tokens: pd.reserved_decode_tokens,
+            transfer_ns_per_token: pd.transfer_ns(1),
+            transfer_latency_ns: pd.link.latency_ns.round() as u64,
+        },
+    )
+}
