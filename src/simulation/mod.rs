@@ -10,8 +10,8 @@ use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
 use crate::client::send::client_bound_note;
 use crate::cost::{CostChoice, CostModel, StepCost};
+use crate::engine::dispatch::EngineScheduler;
 use crate::engine::router::Router;
-use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
 use crate::metrics::record::RunRecord;
@@ -21,6 +21,7 @@ use crate::spec::bundled::{load_hardware, load_model};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
 
+use crate::spec::engine;
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
 use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile, ScenarioFlags};
@@ -77,8 +78,10 @@ impl Scenario {
         let hardware = load_hardware(hw_name)?;
         let model = load_model(model_name)?;
         let server_flags = file.server.merged(server);
-        let server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
-        let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
+        let client_flags = file.client.merged(client);
+        let engine = engine::engine_for(&server_flags, client_flags.backend.as_deref())?;
+        let server = engine::resolve(engine, &server_flags, &hardware, &model)?;
+        let client = ClientConfig::resolve(&client_flags, server.version)?;
         let cost = CostChoice {
             model: server_flags
                 .cost_model
@@ -224,7 +227,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     };
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = (0..sc.server.dp)
-        .map(|_| Scheduler::new(&sc.server, window))
+        .map(|_| EngineScheduler::new(&sc.server, window))
         .collect();
     let cost = sc.step_cost()?;
     let out = simulate_replicas(

@@ -2,6 +2,7 @@
 //! derived from them exactly as SGLang derives them.
 pub mod bundled;
 pub mod defaults;
+pub mod engine;
 pub mod hardware;
 pub mod hf_config;
 pub mod load;
@@ -9,5 +10,6 @@ pub mod model;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod version;
+pub mod vllm;
 pub mod workload;
 pub mod yaml_numbers;
