@@ -22,6 +22,10 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
+//! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
+//!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`), scheduled in
+//!   `engine::vllm` (`schedule.rs`: budget, preemption, admission), driven through
+//!   `engine::dispatch::EngineScheduler`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
 pub mod calibrate;
 pub mod cli;

@@ -26,7 +26,9 @@ impl std::error::Error for CliError {}
 /// Runs `servesim ARGS…` (`args` without the program name, e.g. `["run", "--tp", "2"]`) and
 /// returns its stdout; `--help` and `--version` return their text.
 pub fn execute(args: &[String]) -> Result<String, CliError> {
-    let argv = std::iter::once("servesim").chain(args.iter().map(String::as_str));
+    let argv = std::iter::once("servesim".to_string()).chain(
+        crate::spec::engine::normalize_vllm_short_flags(args.to_vec()),
+    );
     let cli = match Cli::try_parse_from(argv) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {

@@ -103,7 +103,16 @@ fn scenario(
 
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let argv = std::env::args_os().map(|a| {
+        match a
+            .to_str()
+            .and_then(crate::spec::engine::long_form_of_vllm_short_flag)
+        {
+            Some(long) => long.into(),
+            None => a,
+        }
+    });
+    let cli = match Cli::try_parse_from(argv) {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             eprintln!("{}", clap_error_line(&e));

@@ -157,24 +157,27 @@ pub fn resolve(
     }
 }
 
-/// Rewrites vLLM's two-letter short flags, which clap cannot declare (`-tp 2`, `-tp=2`,
-/// `-dp 2`), into their long names; every other argument is kept as is.
+/// vLLM's two-letter short flags, which clap cannot declare (`-tp 2`, `-tp=2`, `-dp 2`),
+/// rewritten to their long names; `None` for any other argument.
+pub fn long_form_of_vllm_short_flag(arg: &str) -> Option<String> {
+    for (short, long) in [
+        ("-tp", "--tensor-parallel-size"),
+        ("-dp", "--data-parallel-size"),
+    ] {
+        if arg == short {
+            return Some(long.to_string());
+        }
+        if let Some(v) = arg.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
+            return Some(format!("{long}={v}"));
+        }
+    }
+    None
+}
+
+/// [`long_form_of_vllm_short_flag`] over a command line; other arguments are kept as is.
 pub fn normalize_vllm_short_flags(args: Vec<String>) -> Vec<String> {
     args.into_iter()
-        .map(|a| {
-            for (short, long) in [
-                ("-tp", "--tensor-parallel-size"),
-                ("-dp", "--data-parallel-size"),
-            ] {
-                if a == short {
-                    return long.to_string();
-                }
-                if let Some(v) = a.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
-                    return format!("{long}={v}");
-                }
-            }
-            a
-        })
+        .map(|a| long_form_of_vllm_short_flag(&a).unwrap_or(a))
         .collect()
 }
 
