@@ -165,7 +165,7 @@ fn preemption_takes_the_last_admitted_and_recomputes_it_from_the_front_of_the_qu
     let mut s = small(7, 64, 8);
     let ids: Vec<usize> = (0..3)
         .map(|_| {
-            let id = s.add_request(16, 40);
+            let id = s.add_request(16, 30);
             s.arrive(id);
             id
         })
@@ -192,9 +192,10 @@ fn preemption_takes_the_last_admitted_and_recomputes_it_from_the_front_of_the_qu
     assert_eq!(s.output_tokens(ids[2]), 17, "its outputs are kept");
     // C went to the FRONT of the waiting queue, ahead of D (SGLang appends to the tail).
     assert_eq!(s.waiting_ids().collect::<Vec<_>>(), vec![ids[2], d]);
-    // A and B finish at 40 outputs (23 more steps); C (33 tokens: 16 prompt + 17 outputs,
-    // 3 blocks) is admitted as soon as their blocks are free, its cached blocks having been
-    // evicted to make room for A and B.
+    // A and B finish at 30 outputs (13 more steps, before their contexts reach 48 and would
+    // need a fourth block); C (33 tokens: 16 prompt + 17 outputs, 3 blocks) is admitted as
+    // soon as their blocks are free, its cached blocks having been evicted to make room for
+    // A and B's third blocks.
     let mut recompute = None;
     for _ in 0..40 {
         let b = step(&mut s);

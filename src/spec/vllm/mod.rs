@@ -60,6 +60,26 @@ impl VllmConfig {
     pub fn usable_blocks(&self) -> u64 {
         self.num_gpu_blocks.saturating_sub(1)
     }
+
+    /// The start-up facts vLLM logs, one line (`run`'s preamble).
+    pub fn server_line(&self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" };
+        format!(
+            "num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens, max_num_seqs={}, \
+             max_num_batched_tokens={}, gpu_memory_utilization={}, max_model_len={}, \
+             prefix caching {}, async scheduling {}, cudagraph max capture size {}",
+            self.num_gpu_blocks,
+            self.block_size,
+            self.num_gpu_blocks * self.block_size,
+            self.max_num_seqs,
+            self.max_num_batched_tokens,
+            self.gpu_memory_utilization,
+            self.max_model_len,
+            on(self.prefix_caching),
+            on(self.async_scheduling),
+            self.capture_sizes.last().copied().unwrap_or(0),
+        )
+    }
 }
 
 /// Peak torch memory of vLLM's profile run (`profile_run`: one forward of
