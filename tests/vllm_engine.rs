@@ -336,3 +336,42 @@ fn each_engine_refuses_the_other_engines_flags_in_one_line() {
         &["V0", "0.8.0"],
     );
 }
+
+#[test]
+fn a_sweep_compares_the_engines_point_by_point() {
+    use servesim::sweep::grid::Grid;
+    use servesim::sweep::Sweep;
+    let flags: Vec<(String, String)> = [
+        ("hardware", "h100-sxm5-80gb"),
+        ("model", "qwen2.5-0.5b"),
+        ("num-prompts", "64"),
+        ("random-input-len", "256"),
+        ("random-output-len", "64"),
+        ("random-range-ratio", "1"),
+        ("engine", "sglang,vllm"),
+    ]
+    .iter()
+    .map(|(f, v)| (f.to_string(), v.to_string()))
+    .collect();
+    let sweep = Sweep {
+        file: ScenarioFile::default(),
+        scenario: None,
+        grid: Grid::parse(&flags).unwrap(),
+    };
+    let out = sweep.run(None, &|| {});
+    let engines: Vec<String> = out
+        .rows
+        .iter()
+        .map(|r| r.deployment.as_ref().expect("resolved").engine.clone())
+        .collect();
+    assert_eq!(engines, vec!["sglang", "vllm"]);
+    assert!(out.rows.iter().all(|r| r.error.is_none()), "{:?}", out.rows);
+    // vLLM sizes its KV cache differently (0.92 of total memory, in 16-token blocks).
+    let pools: Vec<u64> = out
+        .rows
+        .iter()
+        .map(|r| r.deployment.as_ref().unwrap().kv_pool_tokens)
+        .collect();
+    assert_ne!(pools[0], pools[1]);
+    assert_eq!(pools[1] % 16, 0);
+}
