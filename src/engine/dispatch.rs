@@ -11,7 +11,7 @@ use crate::spec::server::ServerConfig;
 #[derive(Debug, Clone)]
 pub enum EngineScheduler {
     Sglang(Scheduler),
-    Vllm(Box<VllmScheduler>),
+    Vllm(VllmScheduler),
 }
 
 impl From<Scheduler> for EngineScheduler {
@@ -22,7 +22,7 @@ impl From<Scheduler> for EngineScheduler {
 
 impl From<VllmScheduler> for EngineScheduler {
     fn from(s: VllmScheduler) -> Self {
-        EngineScheduler::Vllm(Box::new(s))
+        EngineScheduler::Vllm(s)
     }
 }
 

@@ -243,7 +243,7 @@ pub struct ServerConfig {
     /// The vLLM settings when the engine is vLLM (`None` for SGLang); the fields above then
     /// hold their vLLM equivalents (page = block, chunk = token budget, running cap =
     /// max_num_seqs, context = max_model_len, overlap = async scheduling).
-    pub vllm: Option<super::vllm::VllmConfig>,
+    pub vllm: Option<super::vllm::config::VllmConfig>,
 }
 
 /// `--load-balance-method`: how requests are spread over data-parallel replicas (the
