@@ -375,3 +375,43 @@ fn a_sweep_compares_the_engines_point_by_point() {
     assert_ne!(pools[0], pools[1]);
     assert_eq!(pools[1] % 16, 0);
 }
+
+#[test]
+fn the_kernel_backend_prices_a_vllm_server_with_vllms_kernels() {
+    use servesim::cost::BatchShape;
+    let kernels = |engine: &str| {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some(engine.into()),
+                cost_model: Some("kernels".into()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        sc.step_cost().unwrap()
+    };
+    let (sglang, vllm) = (kernels("sglang"), kernels("vllm"));
+    let shape = BatchShape {
+        decode_reqs: 64,
+        decode_ctx_sum: 64 * 2048,
+        graph_bs: Some(64),
+        ..Default::default()
+    };
+    let text = |b: &servesim::cost::breakdown::StepBreakdown| {
+        b.items
+            .iter()
+            .map(|i| i.detail.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let v = text(&vllm.explain(&shape));
+    assert!(v.contains("h100_sxm_vllm vllm 0.24.0"), "{v}");
+    assert!(v.contains("lane fa3"), "{v}");
+    let s = text(&sglang.explain(&shape));
+    assert!(s.contains("h100_sxm sglang 0.5.14"), "{s}");
+    // Different measured kernels: the same step has a different price.
+    assert_ne!(
+        sglang.step_time(&shape).gpu_ns,
+        vllm.step_time(&shape).gpu_ns
+    );
+}
