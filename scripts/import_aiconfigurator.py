@@ -127,10 +127,11 @@ def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, frame
     by_key = collections.defaultdict(dict)
     for (key, x), v in acc.items():
         by_key[key][x] = sum(v) / len(v)
+    folder = system if framework == "sglang" else f"{system}_{framework}"
     lines = [
         "#! servesim-kernels 1",
         f"#! op {op}",
-        f"#! system {system}",
+        f"#! system {folder}",
         f"#! {framework} {version}",
         f"#! source aiconfigurator-core {WHEEL_VERSION} systems/data/{source_rel}",
         "#! keys " + " ".join(keys),
@@ -141,7 +142,6 @@ def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, frame
     for key in sorted(by_key, key=lambda k: tuple((0, v) if isinstance(v, int) else (1, v) for v in k)):
         vals = by_key[key]
         lines.append(" ".join(str(k) for k in key) + " " + " ".join(us(vals[x]) if x in vals else "-" for x in grid))
-    folder = system if framework == "sglang" else f"{system}_{framework}"
     os.makedirs(os.path.join(out, folder), exist_ok=True)
     path = os.path.join(out, folder, op + ".txt")
     with open(path, "w") as f:
