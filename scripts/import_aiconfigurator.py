@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Convert NVIDIA AIConfigurator's measured SGLang kernel tables into servesim's compact tables.
+"""Convert NVIDIA AIConfigurator's measured SGLang (or vLLM) kernel tables into servesim's compact tables.
 
 Source: PyPI `aiconfigurator-core==0.12.0` (Apache-2.0), directory
 `aiconfigurator_core/systems/data/<system>/<op>/sglang/<version>/*.parquet` (latencies in ms per
@@ -29,6 +29,14 @@ Your own AIConfigurator data directory (same layout as the wheel's `systems/data
     python3 scripts/import_aiconfigurator.py --data-dir THEIR/systems/data --out DIR \
         [--systems h100_sxm] [--sglang-version 0.5.14]
 then `servesim run --kernel-db DIR ...`.
+
+vLLM's kernels (`--framework vllm`: `systems/data/<system>/<op>/vllm/<version>/`, AIConfigurator's
+vLLM slots 0.24.0, 0.14.0 on a100_sxm) go to `<out>/<system>_vllm/` with a `#! vllm <version>`
+header; `servesim --engine vllm --cost-model kernels` reads them. Their lanes are renamed to
+servesim's (`vllm_flash_attn_fa3` -> `fa3`, all-reduce `vllm_graph` -> `graph`); MLA has only
+module-level vLLM rows, so no MLA tables are written for vLLM.
+    python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
+        --out hardware-profiles/kernels --framework vllm
 """
 import argparse
 import collections
@@ -45,6 +53,9 @@ WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4
 # The SGLang version slot AIConfigurator 0.12.0 queries per system (systems/query_versions.yaml:
 # default sglang current 0.5.14, override a100_sxm 0.5.10).
 SYSTEMS = {"a100_sxm": "0.5.10", "h100_sxm": "0.5.14", "h200_sxm": "0.5.14", "b200_sxm": "0.5.14"}
+# The vLLM version slot per system (systems/query_versions.yaml: default vllm 0.24.0, override
+# a100_sxm 0.14.0).
+VLLM_SYSTEMS = {"a100_sxm": "0.14.0", "h100_sxm": "0.24.0", "h200_sxm": "0.24.0", "b200_sxm": "0.24.0"}
 # The router load model of the MoE rows kept (AIConfigurator's MoE models use power-law alpha 1.2).
 MOE_DISTRIBUTION = "power_law_1.2"
 GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}
@@ -97,7 +108,15 @@ def us(ms):
     return VALUE_FMT.format(ms * 1000.0)
 
 
-def write_table(out, system, version, op, source_rel, keys, axis, rows):
+def lane(framework, name):
+    """servesim's lane name of a kernel source / all-reduce backend."""
+    for prefix in ("vllm_flash_attn_", "vllm_", "sglang_"):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, framework="sglang"):
     """rows: iterable of (key tuple, axis value, latency ms). Duplicates are averaged."""
     acc = collections.defaultdict(list)
     for key, x, ms in rows:
@@ -108,11 +127,12 @@ def write_table(out, system, version, op, source_rel, keys, axis, rows):
     by_key = collections.defaultdict(dict)
     for (key, x), v in acc.items():
         by_key[key][x] = sum(v) / len(v)
+    folder = system if framework == "sglang" else f"{system}_{framework}"
     lines = [
         "#! servesim-kernels 1",
         f"#! op {op}",
-        f"#! system {system}",
-        f"#! sglang {version}",
+        f"#! system {folder}",
+        f"#! {framework} {version}",
         f"#! source aiconfigurator-core {WHEEL_VERSION} systems/data/{source_rel}",
         "#! keys " + " ".join(keys),
         f"#! axis {axis}",
@@ -122,23 +142,27 @@ def write_table(out, system, version, op, source_rel, keys, axis, rows):
     for key in sorted(by_key, key=lambda k: tuple((0, v) if isinstance(v, int) else (1, v) for v in k)):
         vals = by_key[key]
         lines.append(" ".join(str(k) for k in key) + " " + " ".join(us(vals[x]) if x in vals else "-" for x in grid))
-    os.makedirs(os.path.join(out, system), exist_ok=True)
-    path = os.path.join(out, system, op + ".txt")
+    os.makedirs(os.path.join(out, folder), exist_ok=True)
+    path = os.path.join(out, folder, op + ".txt")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path, by_key
 
 
-def convert(src, out, system, version):
+def convert(src, out, system, version, fw="sglang"):
     v = version
     tables = {}
-    rel = f"{system}/gemm/sglang/{v}/gemm_perf.parquet"
+
+    def write_table(*args):
+        return write_table_fw(*args, framework=fw)
+
+    rel = f"{system}/gemm/{fw}/{v}/gemm_perf.parquet"
     if src.exists(rel):
         rows = [((GEMM_DTYPES[r["gemm_dtype"]], r["n"], r["k"]), r["m"], r["latency"])
                 for r in src.rows(rel) if r["gemm_dtype"] in GEMM_DTYPES]
         tables["gemm"] = write_table(out, system, v, "gemm", rel, ["dtype", "n", "k"], "m", rows)
     for op in ["generation_attention", "context_attention"]:
-        rel = f"{system}/attention/sglang/{v}/{op}_perf.parquet"
+        rel = f"{system}/attention/{fw}/{v}/{op}_perf.parquet"
         if not src.exists(rel):
             continue
         rows = []
@@ -151,7 +175,7 @@ def convert(src, out, system, version):
                 continue
             if op == "context_attention" and r["attn_dtype"] == "fp8":
                 continue  # fp8 attention compute: servesim models bf16 attention math only
-            key = (r["kernel_source"], KV_DTYPES[r["kv_cache_dtype"]], r["num_heads"], r["num_key_value_heads"],
+            key = (lane(fw, r["kernel_source"]), KV_DTYPES[r["kv_cache_dtype"]], r["num_heads"], r["num_key_value_heads"],
                    r["head_dim"], r.get("window_size", 0) or 0, r["batch_size"])
             x = r["isl"] + r["step"]  # generation: KV length attended; context: prompt length
             rows.append((key, x, r["latency"]))
@@ -159,23 +183,23 @@ def convert(src, out, system, version):
                                  ["lane", "kv_dtype", "heads", "kv_heads", "head_dim", "window", "batch"],
                                  "kv_len" if op.startswith("generation") else "isl", rows)
     for op in ["generation_mla", "context_mla"]:
-        rel = f"{system}/mla/sglang/{v}/{op}_perf.parquet"
+        rel = f"{system}/mla/{fw}/{v}/{op}_perf.parquet"
         if not src.exists(rel):
             continue
         rows = [((KV_DTYPES[r["kv_cache_dtype"]], r["num_heads"], r["tp_size"], r["batch_size"]), r["isl"] + r["step"],
                  r["latency"]) for r in src.rows(rel) if r["kv_cache_dtype"] in KV_DTYPES and r["mla_dtype"] == "bfloat16"]
         tables[op] = write_table(out, system, v, op, rel, ["kv_dtype", "heads", "tp", "batch"],
                                  "kv_len" if op.startswith("generation") else "isl", rows)
-    rel = f"{system}/moe/sglang/{v}/moe_perf.parquet"
+    rel = f"{system}/moe/{fw}/{v}/moe_perf.parquet"
     if src.exists(rel):
         rows = [((MOE_DTYPES[r["moe_dtype"]], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"],
                   r["moe_tp_size"], r["moe_ep_size"]), r["num_tokens"], r["latency"])
                 for r in src.rows(rel) if r["moe_dtype"] in MOE_DTYPES and r["distribution"] == MOE_DISTRIBUTION]
         tables["moe"] = write_table(out, system, v, "moe", rel,
                                     ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"], "tokens", rows)
-    rel = f"{system}/comm/sglang/{v}/custom_allreduce_perf.parquet"
+    rel = f"{system}/comm/{fw}/{v}/custom_allreduce_perf.parquet"
     if src.exists(rel):
-        rows = [((r["num_gpus"], r["backend"].replace("sglang_", "")), r["message_size"], r["latency"])
+        rows = [((r["num_gpus"], lane(fw, r["backend"])), r["message_size"], r["latency"])
                 for r in src.rows(rel) if r["allreduce_dtype"] == "bfloat16"]
         tables["custom_allreduce"] = write_table(out, system, v, "custom_allreduce", rel, ["gpus", "lane"],
                                                  "elements", rows)
@@ -201,6 +225,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--sglang-version", help="version directory to read (default: AIConfigurator's slot)")
+    ap.add_argument("--framework", choices=["sglang", "vllm"], default="sglang",
+                    help="whose kernels to convert (vllm: into <out>/<system>_vllm/)")
     ap.add_argument("--vectors", help="also write reference test vectors to this file")
     a = ap.parse_args()
     if bool(a.wheel) == bool(a.data_dir):
@@ -212,13 +238,14 @@ def main():
     src = Source(a.wheel, a.data_dir)
     vectors = []
     for system in a.systems.split(","):
-        version = a.sglang_version or SYSTEMS.get(system, "0.5.14")
-        tables = convert(src, a.out, system, version)
+        slots = SYSTEMS if a.framework == "sglang" else VLLM_SYSTEMS
+        version = a.sglang_version or slots.get(system, "0.5.14" if a.framework == "sglang" else "0.24.0")
+        tables = convert(src, a.out, system, version, a.framework)
         if not tables:
-            print(f"{system}: no SGLang {version} tables found", file=sys.stderr)
+            print(f"{system}: no {a.framework} {version} tables found", file=sys.stderr)
         for op, (path, _) in sorted(tables.items()):
             print(f"{path}: {os.path.getsize(path)} bytes")
-        for vs, vop, key, x in VECTORS:
+        for vs, vop, key, x in VECTORS if a.framework == "sglang" else []:
             if vs == system and vop in tables:
                 val = tables[vop][1].get(key, {}).get(x)
                 if val is not None:

@@ -29,7 +29,11 @@
 //!   held-out public runs: `validation/public/` (`validate --manifest`, never fitted);
 //! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
-//!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`).
+//!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);
+//! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
+//!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`), scheduled in
+//!   `engine::vllm` (`schedule.rs`: budget, preemption, admission), driven through
+//!   `engine::dispatch::EngineScheduler`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;

@@ -116,6 +116,19 @@ where
     let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
     let (argv, pasted) = paste::expand(argv)
         .map_err(|m| clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{m}\n")))?;
+    // vLLM's `-tp`/`-dp` short flags become their long names (`spec::engine`).
+    let argv: Vec<std::ffi::OsString> = argv
+        .into_iter()
+        .map(|a| {
+            match a
+                .to_str()
+                .and_then(crate::spec::engine::long_form_of_vllm_short_flag)
+            {
+                Some(long) => long.into(),
+                None => a,
+            }
+        })
+        .collect();
     let command = Cli::command().mut_subcommands(|c| {
         c.allow_negative_numbers(true)
             .infer_long_args(pasted)

@@ -8,9 +8,25 @@ use std::io::IsTerminal;
 /// What SGLang's start-up log and bench_serving print before the result block.
 pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
     let s = &sc.server;
+    let (engine, server) = match &s.vllm {
+        Some(v) => (format!("vLLM {} (V1)", v.version), v.server_line()),
+        None => (
+            format!("SGLang {}", s.version),
+            format!(
+                "max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}",
+                s.kv_pool_tokens,
+                s.max_running_requests,
+                s.chunked_prefill_size.map_or("-1".to_string(), |c| c.to_string()),
+                s.mem_fraction_static,
+                s.cuda_graph_max_bs(),
+                s.attention_backend,
+                s.page_size,
+            ),
+        ),
+    };
     format!(
-        "servesim: {} on {} × {} (tp {}{}), SGLang {} defaults, bench_serving {}\n\
-         server: max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}\n\
+        "servesim: {} on {} × {} (tp {}{}), {engine} defaults, bench_serving {}\n\
+         server: {server}\n\
          sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
          #Input tokens: {}\n#Output tokens: {}\n",
         sc.model.name,
@@ -22,15 +38,7 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
             (d, true) => format!(", DP attention: {d} ranks of attn_tp {}", s.attn_tp),
             (d, false) => format!(", dp {d} replicas"),
         },
-        s.version,
         sc.client.bench_version,
-        s.kv_pool_tokens,
-        s.max_running_requests,
-        s.chunked_prefill_size.map_or("-1".to_string(), |c| c.to_string()),
-        s.mem_fraction_static,
-        s.cuda_graph_max_bs(),
-        s.attention_backend,
-        s.page_size,
         out.stats.steps,
         out.stats.sched.prefill_steps,
         out.stats.sched.decode_steps,

@@ -5,7 +5,7 @@
 //! flashinfer) the SGLang 0.5.10 tables with the overheads fitted for the roofline price steps
 //! 20–35% too slow at large batch, and calibration fits the roofline's constants; the kernel
 //! backend becomes the default once a joint fit of its overheads validates it.
-use super::kernels::db::KernelDb;
+use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
 use super::speculative::SpeculativeCost;
@@ -101,7 +101,13 @@ fn build_one(
                     dir,
                     system.unwrap_or_default(),
                 )?),
-                (None, Some(sys)) => KernelDb::bundled(sys)?,
+                // A vLLM server is priced with vLLM's kernels where they are bundled.
+                (None, Some(sys)) => match format!("{sys}_vllm") {
+                    v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
+                        KernelDb::bundled(&v)?
+                    }
+                    _ => KernelDb::bundled(sys)?,
+                },
                 (None, None) => {
                     return Err(Error::invalid(
                         "--cost-model",

@@ -32,6 +32,18 @@ pub struct AdmissionLimits {
     pub ignore_eos_path: bool,
     /// The ignore-EOS path subtracts the page-rounded extend (0.4.8+), not the prompt.
     pub page_rounded_candidate: bool,
+    /// vLLM's API-server rule replaces SGLang's (`None` for SGLang).
+    pub vllm: Option<VllmAdmission>,
+}
+
+/// vLLM's request validation (`serving_engine._validate_input`, reference A.6): HTTP 400
+/// when `prompt ≥ max_model_len`, or (up to 0.31) when `prompt + max_tokens > max_model_len`;
+/// from 0.32 `max_tokens` is clipped to `max_model_len − prompt` instead. The KV cache always
+/// holds `max_model_len` tokens (vLLM refuses to start otherwise), so nothing waits for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VllmAdmission {
+    pub max_model_len: u64,
+    pub clips_max_tokens: bool,
 }
 
 impl AdmissionLimits {
@@ -42,6 +54,10 @@ impl AdmissionLimits {
             page_size: cfg.page_size.max(1),
             ignore_eos_path: !cfg.radix_cache,
             page_rounded_candidate: cfg.version >= PAGE_ROUNDED_IGNORE_EOS_SINCE,
+            vllm: cfg.vllm.as_ref().map(|v| VllmAdmission {
+                max_model_len: v.max_model_len,
+                clips_max_tokens: v.clips_max_tokens,
+            }),
         }
     }
 
@@ -68,6 +84,15 @@ pub enum Refusal {
 /// The server's verdict on a request of `prompt_len` tokens asking for `output_len`: refused,
 /// or queued with `max_new_tokens` after the scheduler's clip.
 pub fn admit(lim: &AdmissionLimits, prompt_len: u64, output_len: u64) -> Result<u64, Refusal> {
+    if let Some(v) = lim.vllm {
+        let room = v.max_model_len.saturating_sub(prompt_len);
+        return match () {
+            _ if prompt_len >= v.max_model_len => Err(Refusal::Context),
+            _ if v.clips_max_tokens => Ok(output_len.min(room)),
+            _ if output_len > room => Err(Refusal::Context),
+            _ => Ok(output_len),
+        };
+    }
     let ctx = lim.context_length;
     if prompt_len >= ctx || prompt_len.saturating_add(output_len) >= ctx {
         return Err(Refusal::Context);
@@ -82,7 +107,7 @@ pub fn admit(lim: &AdmissionLimits, prompt_len: u64, output_len: u64) -> Result<
 /// A queued request (`max_new` after the clip) that the PrefillAdder would refuse even alone
 /// in an empty server: SGLang leaves it, and every request behind it, waiting for ever.
 pub fn waits_forever(lim: &AdmissionLimits, prompt_len: u64, max_new: u64) -> bool {
-    if !lim.ignore_eos_path {
+    if !lim.ignore_eos_path || lim.vllm.is_some() {
         // add_one_req: prompt + max_new < pool always holds after the clip.
         return false;
     }
@@ -102,6 +127,7 @@ mod tests {
             page_size: page,
             ignore_eos_path: true,
             page_rounded_candidate: rounded,
+            vllm: None,
         }
     }
 
@@ -133,5 +159,29 @@ mod tests {
             ..limits(16, true)
         };
         assert!(!waits_forever(&radix, 1, 1085));
+    }
+
+    #[test]
+    fn vllm_rejects_over_long_requests_until_0_32_then_clips() {
+        let old = AdmissionLimits {
+            vllm: Some(VllmAdmission {
+                max_model_len: 4096,
+                clips_max_tokens: false,
+            }),
+            ..limits(16, true)
+        };
+        assert_eq!(admit(&old, 4000, 96), Ok(96)); // 4000 + 96 = 4096 ≤ 4096
+        assert_eq!(admit(&old, 4000, 97), Err(Refusal::Context));
+        assert_eq!(admit(&old, 4096, 1), Err(Refusal::Context));
+        let new = AdmissionLimits {
+            vllm: Some(VllmAdmission {
+                max_model_len: 4096,
+                clips_max_tokens: true,
+            }),
+            ..old
+        };
+        assert_eq!(admit(&new, 4000, 500), Ok(96));
+        assert_eq!(admit(&new, 4096, 1), Err(Refusal::Context));
+        assert!(!waits_forever(&new, 4000, 96));
     }
 }

@@ -1,8 +1,9 @@
 //! The discrete-event core: the event queue and clock (`event`), SGLang's scheduler
-//! (`scheduler`: admission in `scheduler::adder`, decode memory and retraction in
+//! (`scheduler`; vLLM V1's in `vllm`, either behind `dispatch::EngineScheduler`; admission in `scheduler::adder`, decode memory and retraction in
 //! `scheduler/decode.rs`), the running batch as O(1) aggregates (`running`), streamed tokens
 //! and ITLs (`stream`), and the loop that ties client and server together (`sim`).
 pub mod admission;
+pub mod dispatch;
 pub mod event;
 pub mod kv;
 pub mod pd;
@@ -14,3 +15,4 @@ pub mod scheduler;
 pub mod sim;
 pub mod stream;
 pub mod timeline;
+pub mod vllm;

@@ -3,10 +3,11 @@
 //! tokenizer, a router over data-parallel replicas, and each replica's scheduler iterations
 //! priced by a [`StepCost`]). Produces the [`RunRecord`] the metrics are computed from.
 use super::admission::{admit, AdmissionLimits};
+use super::dispatch::EngineScheduler;
 use super::event::{DispatchOrder, Event, EventQueue};
 use super::request::Phase;
 use super::router::Router;
-use super::scheduler::{Batch, SchedStats, Scheduler};
+use super::scheduler::{Batch, SchedStats};
 use super::stream::{ClientLoop, Streams};
 use super::timeline::Sample;
 use crate::cost::{BatchShape, StepCost};
@@ -97,7 +98,7 @@ struct ClientState {
 
 /// One data-parallel replica: its scheduler, the batch in flight and its token streams.
 struct Replica {
-    sched: Scheduler,
+    sched: EngineScheduler,
     batch: Option<Batch>,
     streams: Streams,
     /// Local request id → global request index.
@@ -133,15 +134,19 @@ struct Sim<'a> {
 const MAX_CLOCK_NS: u64 = 1 << 62;
 
 /// Runs the simulation of one server replica to completion.
-pub fn simulate(input: &SimInput, sched: Scheduler, cost: &dyn StepCost) -> Result<SimOutput> {
+pub fn simulate(
+    input: &SimInput,
+    sched: impl Into<EngineScheduler>,
+    cost: &dyn StepCost,
+) -> Result<SimOutput> {
     simulate_replicas(input, vec![sched], Router::RoundRobin, false, cost)
 }
 
 /// Runs the simulation of `scheds.len()` data-parallel replicas behind `router`; with
 /// `lockstep` they are the attention ranks of one DP-attention server and step together.
-pub fn simulate_replicas(
+pub fn simulate_replicas<S: Into<EngineScheduler>>(
     input: &SimInput,
-    scheds: Vec<Scheduler>,
+    scheds: Vec<S>,
     router: Router,
     lockstep: bool,
     cost: &dyn StepCost,
@@ -152,6 +157,7 @@ pub fn simulate_replicas(
             "internal: dispatch times and requests differ in length, or no replica".into(),
         ));
     }
+    let scheds: Vec<EngineScheduler> = scheds.into_iter().map(Into::into).collect();
     let limits = *scheds[0].limits();
     let mut sim = Sim {
         input,
@@ -354,7 +360,7 @@ impl Sim<'_> {
                 "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
                 sched.waiting_len(),
                 sched.running_len(),
-                sched.cfg().kv_pool_tokens
+                sched.kv_pool_tokens()
             )));
         }
         Ok(())
@@ -443,7 +449,7 @@ impl Sim<'_> {
             prefill_tokens: shape.prefill_tokens,
             decode_tokens: shape.decode_reqs,
             kv_used_tokens: sched.kv_used(),
-            kv_capacity_tokens: sched.cfg().kv_pool_tokens,
+            kv_capacity_tokens: sched.kv_pool_tokens(),
         });
     }
 

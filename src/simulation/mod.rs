@@ -12,8 +12,8 @@ use crate::client::flavour::Flavour;
 use crate::client::rng::NumpyRandomState;
 use crate::client::send::client_bound_note;
 use crate::cost::{CostChoice, CostModel, StepCost};
+use crate::engine::dispatch::EngineScheduler;
 use crate::engine::router::Router;
-use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::{simulate_replicas, ClientRequest, SimInput, SimStats};
 use crate::error::{Error, Result};
 use crate::metrics::record::RunRecord;
@@ -24,6 +24,7 @@ use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
 use crate::spec::pd::{PdConfig, PdFlags};
 
+use crate::spec::engine;
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
 use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile, ScenarioFlags};
@@ -82,9 +83,11 @@ impl Scenario {
         let hardware = load_hardware(hw_name)?;
         let model = load_model(model_name)?;
         let server_flags = file.server.merged(server);
-        let mut server = ServerConfig::resolve(&server_flags, &hardware, &model)?;
+        let client_flags = file.client.merged(client);
+        let engine = engine::engine_for(&server_flags, client_flags.backend.as_deref())?;
+        let mut server = engine::resolve(engine, &server_flags, &hardware, &model)?;
         let pd = PdConfig::resolve(&file.pd, &server_flags, &hardware, &model)?;
-        let client = ClientConfig::resolve(&file.client.merged(client), server.version)?;
+        let client = ClientConfig::resolve(&client_flags, server.version)?;
         if let Some(spec) = server.speculative.as_mut() {
             spec.set_default_acceptance(&client.dataset_name);
         }
@@ -307,7 +310,7 @@ fn unified(sc: &Scenario, input: &SimInput) -> Result<crate::engine::sim::SimOut
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = (0..sc.server.dp)
         .map(|r| {
-            let mut s = Scheduler::new(&sc.server, window);
+            let mut s = EngineScheduler::new(&sc.server, window);
             // Speculative gains: one stream per replica, from the benchmark seed.
             s.seed_acceptance(sc.client.seed ^ (r + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             s

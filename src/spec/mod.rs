@@ -2,6 +2,7 @@
 //! derived from them exactly as SGLang derives them.
 pub mod bundled;
 pub mod defaults;
+pub mod engine;
 pub mod hardware;
 pub mod hf_config;
 pub mod load;
@@ -11,6 +12,7 @@ pub mod scheduler_cpu;
 pub mod server;
 pub mod speculative;
 pub mod version;
+pub mod vllm;
 pub mod vllm_client;
 pub mod workload;
 pub mod yaml_numbers;

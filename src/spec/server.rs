@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ServerFlags {
     /// Tensor-parallel size (ranks per replica).
-    #[arg(long = "tp", alias = "tp-size")]
-    #[serde(alias = "tp-size")]
+    #[arg(long = "tp", aliases = ["tp-size", "tensor-parallel-size"])]
+    #[serde(alias = "tp-size", alias = "tensor-parallel-size")]
     pub tp: Option<u64>,
     /// Fraction of free memory for weights + KV pool (default: SGLang's rule per version).
     #[arg(long)]
@@ -70,8 +70,8 @@ pub struct ServerFlags {
     pub sglang_version: Option<Version>,
     /// Data-parallel replicas (independent servers behind a router), or attention DP ranks
     /// with --enable-dp-attention.
-    #[arg(long = "dp", alias = "dp-size")]
-    #[serde(alias = "dp-size")]
+    #[arg(long = "dp", aliases = ["dp-size", "data-parallel-size"])]
+    #[serde(alias = "dp-size", alias = "data-parallel-size")]
     pub dp: Option<u64>,
     /// Router between replicas: round_robin (default) or shortest_queue.
     #[arg(long)]
@@ -93,6 +93,54 @@ pub struct ServerFlags {
     /// scripts/import_aiconfigurator.py (implies --cost-model kernels).
     #[arg(long, value_name = "DIR")]
     pub kernel_db: Option<std::path::PathBuf>,
+    // --- The engine, and vLLM's own flags (`vllm serve` names; refused under SGLang).
+    /// Server engine: sglang (default) or vllm (`--backend vllm` alone also selects vllm).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// vLLM version whose defaults and scheduler rules apply (engine vllm; default 0.11.0).
+    #[arg(long)]
+    pub vllm_version: Option<Version>,
+    /// vLLM: cap on running requests (default by version and GPU memory).
+    #[arg(long)]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM: token budget of one step, shared by decodes and prefill chunks.
+    #[arg(long)]
+    pub max_num_batched_tokens: Option<u64>,
+    /// vLLM: fraction of total GPU memory for weights, activations and KV cache.
+    #[arg(long)]
+    pub gpu_memory_utilization: Option<f64>,
+    /// vLLM: prefix caching on (the V1 default).
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_prefix_caching: bool,
+    /// vLLM: prefix caching off.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_enable_prefix_caching: bool,
+    /// vLLM: no CUDA graphs (every step eager).
+    #[arg(long)]
+    #[serde(default)]
+    pub enforce_eager: bool,
+    /// vLLM: KV block size in tokens (default 16; 64 or 128 for MLA backends).
+    #[arg(long)]
+    pub block_size: Option<u64>,
+    /// vLLM: longest sequence (default: the model's context length).
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// vLLM: cap on the tokens one request prefills per step (0 = off, the default).
+    #[arg(long)]
+    pub long_prefill_token_threshold: Option<u64>,
+    /// vLLM: overlap scheduling with the forward pass (default on from 0.14).
+    #[arg(long)]
+    #[serde(default)]
+    pub async_scheduling: bool,
+    /// vLLM: synchronous scheduling.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_async_scheduling: bool,
+    /// vLLM: KV blocks per GPU, replacing the profiled count (copy from the server log).
+    #[arg(long)]
+    pub num_gpu_blocks_override: Option<u64>,
 }
 
 impl ServerFlags {
@@ -106,6 +154,11 @@ impl ServerFlags {
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
                 enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,
                 speculative: self.speculative.merged(&over.speculative),
+                enable_prefix_caching: over.enable_prefix_caching || self.enable_prefix_caching,
+                no_enable_prefix_caching: over.no_enable_prefix_caching || self.no_enable_prefix_caching,
+                enforce_eager: over.enforce_eager || self.enforce_eager,
+                async_scheduling: over.async_scheduling || self.async_scheduling,
+                no_async_scheduling: over.no_async_scheduling || self.no_async_scheduling,
             } };
         }
         pick!(
@@ -126,7 +179,16 @@ impl ServerFlags {
             dp,
             load_balance_method,
             cost_model,
-            kernel_db
+            kernel_db,
+            engine,
+            vllm_version,
+            max_num_seqs,
+            max_num_batched_tokens,
+            gpu_memory_utilization,
+            block_size,
+            max_model_len,
+            long_prefill_token_threshold,
+            num_gpu_blocks_override
         )
     }
 }
@@ -189,6 +251,10 @@ pub struct ServerConfig {
     /// Defaults servesim chose where SGLang's own would not run, one line each (printed as
     /// notes by `run`).
     pub notes: Vec<String>,
+    /// The vLLM settings when the engine is vLLM (`None` for SGLang); the fields above then
+    /// hold their vLLM equivalents (page = block, chunk = token budget, running cap =
+    /// max_num_seqs, context = max_model_len, overlap = async scheduling).
+    pub vllm: Option<super::vllm::config::VllmConfig>,
 }
 
 /// `--load-balance-method`: how requests are spread over data-parallel replicas (the
@@ -533,6 +599,7 @@ impl ServerConfig {
             speculative: spec,
             draft_kv_bytes_per_token,
             notes,
+            vllm: None,
         })
     }
 

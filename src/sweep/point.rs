@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 /// What a point resolved to: the facts a planner or a chart needs besides the metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Deployment {
+    /// Server engine (`sglang` or `vllm`; `--engine sglang,vllm` compares them).
+    #[serde(default = "default_engine")]
+    pub engine: String,
     pub hardware: String,
     pub model: String,
     pub tp: u64,
@@ -36,10 +39,15 @@ pub struct Deployment {
     pub pd: Option<String>,
 }
 
+fn default_engine() -> String {
+    "sglang".into()
+}
+
 impl Deployment {
     /// The deployment a point's resolved scenario describes.
     pub fn of(sc: &Scenario) -> Deployment {
         Deployment {
+            engine: crate::spec::engine::Engine::of(&sc.server).name().into(),
             hardware: sc.hardware.name.clone(),
             model: sc.model.name.clone(),
             tp: sc.server.tp,

@@ -85,6 +85,15 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
         "trtllm_mha",
         "flashinfer",
         "triton",
+        // vLLM's lanes (scripts/import_aiconfigurator.py --framework vllm): FlashAttention 2
+        // (A100), FlashInfer's TRT-LLM kernels (B200), Triton.
+        "flash_attn",
+        if op.starts_with("context") {
+            "flashinfer_trtllmprefill"
+        } else {
+            "flashinfer_trtllmdecode"
+        },
+        "triton_attn",
     ];
     let tail = [s(model.head_dim), s(0)];
     for lane in lanes {
@@ -252,8 +261,9 @@ impl KernelCost {
         Ok(KernelCost {
             overheads: Overheads::new(hw, model, server),
             provenance: format!(
-                "{} sglang {} ({})",
+                "{} {} {} ({})",
                 db.system,
+                first_table.map_or("sglang", |t| t.framework.as_str()),
                 first_table.map_or("?", |t| t.sglang.as_str()),
                 db.origin
             ),

@@ -1,5 +1,6 @@
 //! A system's kernel tables, bundled in the binary (`hardware-profiles/kernels/<system>/`,
-//! converted from NVIDIA AIConfigurator's measured SGLang kernels; see NOTICE) or read from a
+//! converted from NVIDIA AIConfigurator's measured SGLang kernels, and vLLM's in
+//! `<system>_vllm/`; see NOTICE) or read from a
 //! `--kernel-db DIR` in the same format, and the per-shape curves built from them at resolve.
 use super::curve::{locate, Curve, Surface};
 use super::table::Table;
@@ -25,6 +26,15 @@ const BUNDLED: &[(&str, &str, &str)] = bundled! {
                    "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
     "b200_sxm" => ["gemm", "context_attention", "generation_attention", "context_mla",
                    "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    // vLLM's kernels (no MLA tables: AIConfigurator has only module-level vLLM MLA rows).
+    "a100_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
+                        "custom_allreduce", "nccl_allreduce"],
+    "h100_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
+                        "custom_allreduce", "nccl_allreduce"],
+    "h200_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
+                        "custom_allreduce", "nccl_allreduce"],
+    "b200_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
+                        "custom_allreduce", "nccl_allreduce"],
 };
 
 /// The op files a kernel database may hold.

@@ -23,8 +23,11 @@ pub struct Row {
 pub struct Table {
     pub op: String,
     pub system: String,
-    /// SGLang version the kernels were measured with.
+    /// Engine version the kernels were measured with (SGLang's, or vLLM's when
+    /// `framework` is `vllm`).
     pub sglang: String,
+    /// Whose kernels: `sglang` (the `#! sglang V` header) or `vllm` (`#! vllm V`).
+    pub framework: String,
     pub source: String,
     pub keys: Vec<String>,
     pub axis: String,
@@ -132,6 +135,7 @@ impl Table {
             op: String::new(),
             system: String::new(),
             sglang: String::new(),
+            framework: "sglang".into(),
             source: String::new(),
             keys: Vec::new(),
             axis: String::new(),
@@ -169,7 +173,10 @@ impl Table {
                 }
                 "op" => t.op = value.into(),
                 "system" => t.system = value.into(),
-                "sglang" => t.sglang = value.into(),
+                "sglang" | "vllm" => {
+                    t.sglang = value.into();
+                    t.framework = name.into();
+                }
                 "source" => t.source = value.into(),
                 "keys" => t.keys = value.split_whitespace().map(String::from).collect(),
                 "axis" => t.axis = value.into(),

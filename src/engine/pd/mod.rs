@@ -649,6 +649,8 @@ impl Pd<'_> {
                     failed,
                 },
                 timeline: self.timeline,
+                // Speculative decoding is not modelled on PD deployments (refused at resolve).
+                accept_length: None,
             },
             pd,
         })

@@ -136,6 +136,7 @@ impl Scheduler {
                 shape: BatchShape::default(),
                 prefill: items,
                 decode: false,
+                gain: 1,
                 retracted: Vec::new(),
             });
         }

@@ -1,0 +1,341 @@
+//! vLLM V1's scheduler (`vllm/v1/core/sched/scheduler.py`, reference A.3, A.5): one token
+//! budget (`max_num_batched_tokens`) per step shared by running and waiting requests, the
+//! running requests first (each decode takes one token, a partial prefill continues with
+//! `min(rest, threshold, budget)`), then waiting requests from the head of the queue while
+//! fewer than `max_num_seqs` run and the budget lasts, unless this step preempted. KV is
+//! handed out in blocks; when a running request's blocks do not fit, the most recently
+//! admitted running request is preempted (its blocks freed, `num_computed_tokens = 0`,
+//! prepended to the waiting queue) until they do. Prefix caching hits whole blocks, at most
+//! `num_tokens − 1` tokens.
+//!
+//! The running requests whose prompt is computed decode in [`Running`] (O(1) aggregates, as
+//! SGLang's batch); the ones still prefilling are a short list in admission order. Decodes
+//! are scheduled before partial prefills: the same as vLLM's running order (admission order)
+//! except with `--long-prefill-token-threshold`, where a request admitted after a still
+//! prefilling one may decode before it (the budget always covers every decode, since vLLM
+//! requires `max_num_batched_tokens ≥ max_num_seqs`).
+mod schedule;
+
+use super::admission::AdmissionLimits;
+use super::kv::KvPool;
+use super::request::{Phase, Req, ReqTable};
+use super::running::{IdMap, Member, Running};
+use super::scheduler::{SchedStats, StepResult};
+use crate::spec::server::ServerConfig;
+use std::collections::{BTreeSet, VecDeque};
+
+/// Prefix-cache key of a request's own blocks (kept cached after a preemption so its
+/// recompute hits them): this bit set on its id, apart from the client's group ids.
+const OWN_BLOCKS_KEY: u64 = 1 << 63;
+
+/// What the vLLM scheduler reads from its server's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VllmSchedConfig {
+    pub block_size: u64,
+    pub max_num_seqs: u64,
+    pub max_num_batched_tokens: u64,
+    /// 0 = off.
+    pub long_prefill_token_threshold: u64,
+    pub prefix_caching: bool,
+    /// Admission needs blocks for the whole sequence (0.19+).
+    pub full_sequence_must_fit: bool,
+    /// Usable KV blocks × block size.
+    pub kv_pool_tokens: u64,
+    /// CUDA-graph capture sizes in tokens, ascending (empty when eager).
+    pub capture_sizes: Vec<u64>,
+}
+
+impl VllmSchedConfig {
+    /// The scheduler settings of `server`, a vLLM server (`None` for SGLang).
+    pub fn of(server: &ServerConfig) -> Option<Self> {
+        let v = server.vllm.as_ref()?;
+        Some(VllmSchedConfig {
+            block_size: v.block_size,
+            max_num_seqs: v.max_num_seqs,
+            max_num_batched_tokens: v.max_num_batched_tokens,
+            long_prefill_token_threshold: v.long_prefill_token_threshold,
+            prefix_caching: v.prefix_caching,
+            full_sequence_must_fit: v.full_sequence_must_fit,
+            kv_pool_tokens: v.usable_blocks() * v.block_size,
+            capture_sizes: v.capture_sizes.clone(),
+        })
+    }
+
+    /// Rounds tokens up to whole blocks.
+    pub fn ceil_block(&self, tokens: u64) -> u64 {
+        tokens.div_ceil(self.block_size) * self.block_size
+    }
+
+    /// The capture size a step of `tokens` tokens is padded to, or `None` (eager).
+    pub fn padded_tokens(&self, tokens: u64) -> Option<u64> {
+        let i = self.capture_sizes.partition_point(|&s| s < tokens);
+        self.capture_sizes.get(i).copied()
+    }
+}
+
+/// The vLLM scheduler of one engine (one data-parallel rank).
+#[derive(Debug, Clone)]
+pub struct VllmScheduler {
+    cfg: VllmSchedConfig,
+    limits: AdmissionLimits,
+    reqs: ReqTable,
+    waiting: VecDeque<usize>,
+    /// Running requests whose prompt is computed: one token each per step.
+    decoding: Running,
+    /// Running requests still prefilling (or recomputing), in admission order.
+    prefilling: Vec<usize>,
+    /// Every running request by (admission sequence, id): the preemption victim is the last.
+    order: BTreeSet<(u64, usize)>,
+    /// Admission sequence and prefix-cache key (locked while it runs) of running requests.
+    running_meta: IdMap<(u64, Option<u64>)>,
+    /// Shared-prefix group and prefix length of requests that have one.
+    groups: IdMap<(u64, u64)>,
+    kv: KvPool,
+    join_seq: u64,
+    window: Option<u64>,
+    stats: SchedStats,
+    finished_scratch: Vec<Member>,
+}
+
+impl VllmScheduler {
+    /// The scheduler of one engine of `server` (a vLLM server); `window` is the model's
+    /// sliding window. `None` when `server` is not a vLLM server.
+    pub fn new(server: &ServerConfig, window: Option<u64>) -> Option<Self> {
+        let cfg = VllmSchedConfig::of(server)?;
+        Some(VllmScheduler {
+            limits: AdmissionLimits::of(server),
+            reqs: ReqTable::default(),
+            waiting: VecDeque::new(),
+            decoding: Running::new(cfg.block_size),
+            prefilling: Vec::new(),
+            order: BTreeSet::new(),
+            running_meta: IdMap::default(),
+            groups: IdMap::default(),
+            kv: KvPool::new(cfg.kv_pool_tokens),
+            join_seq: 0,
+            window,
+            stats: SchedStats::default(),
+            finished_scratch: Vec::new(),
+            cfg,
+        })
+    }
+
+    pub fn cfg(&self) -> &VllmSchedConfig {
+        &self.cfg
+    }
+    pub fn limits(&self) -> &AdmissionLimits {
+        &self.limits
+    }
+    pub fn stats(&self) -> &SchedStats {
+        &self.stats
+    }
+    /// Running requests (decoding + prefilling), `len(self.running)` in vLLM.
+    pub fn running_len(&self) -> u64 {
+        self.order.len() as u64
+    }
+    /// Local ids of the decoding requests.
+    pub fn running_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.decoding.members().map(|m| m.id)
+    }
+    pub fn waiting_len(&self) -> usize {
+        self.waiting.len()
+    }
+    /// Local ids in the waiting queue, head first (for tests and reports).
+    pub fn waiting_ids(&self) -> impl Iterator<Item = usize> + '_ {
+        self.waiting.iter().copied()
+    }
+    pub fn phase(&self, id: usize) -> Phase {
+        self.reqs[id].phase
+    }
+    /// Output tokens request `id` has (while it is not decoding, or the running count).
+    pub fn output_tokens(&self, id: usize) -> u64 {
+        match self.decoding.member(id) {
+            Some(m) => self.decoding.out_of(m),
+            None => self.reqs[id].out,
+        }
+    }
+    /// Tokens of request `id` whose KV is computed (`num_computed_tokens`).
+    pub fn computed_tokens(&self, id: usize) -> u64 {
+        match self.decoding.member(id) {
+            Some(m) => self.decoding.ctx_of(m),
+            None => self.reqs[id].prefilled,
+        }
+    }
+    pub fn kv_used(&self) -> u64 {
+        self.kv.used_tokens()
+    }
+    pub fn kv_pool_tokens(&self) -> u64 {
+        self.cfg.kv_pool_tokens
+    }
+    pub fn load(&self) -> u64 {
+        self.waiting.len() as u64 + self.running_len()
+    }
+    pub fn has_work(&self) -> bool {
+        !self.waiting.is_empty() || !self.order.is_empty()
+    }
+    /// Nothing to run: vLLM keeps no state across idle periods.
+    pub fn on_idle(&mut self) {}
+
+    /// Registers a request (not yet arrived). Ids must be dense from 0.
+    pub fn add_request(&mut self, input_len: u64, max_new: u64) -> usize {
+        self.reqs.push(Req::new(input_len, max_new))
+    }
+    /// Prompt tokens already cached when it arrives (the warm-up's prompt).
+    pub fn set_cached_prefix(&mut self, id: usize, tokens: u64) {
+        if self.cfg.prefix_caching {
+            self.reqs[id].cached_prefix = tokens;
+        }
+    }
+    /// Declares request `id`'s shared-prefix group (kept only with prefix caching on).
+    pub fn set_prefix_group(&mut self, id: usize, group: u64, prefix_len: u64) {
+        if self.cfg.prefix_caching {
+            let prefix = prefix_len.min(self.reqs[id].input_len);
+            self.groups.insert(id, (group & !OWN_BLOCKS_KEY, prefix));
+        }
+    }
+    /// A request reaches the waiting queue (at the tail).
+    pub fn arrive(&mut self, id: usize) {
+        self.reqs[id].phase = Phase::Waiting;
+        self.waiting.push_back(id);
+    }
+
+    /// Tokens of `r`'s context it holds itself (not through the cache), block-rounded.
+    fn own_alloc(&self, r: &Req, ctx: u64) -> u64 {
+        self.cfg.ceil_block(ctx.max(r.shared)) - r.shared
+    }
+
+    fn allocate(&mut self, tokens: u64) {
+        self.kv.allocate(tokens);
+        self.stats.max_kv_used_tokens = self.stats.max_kv_used_tokens.max(self.kv.used_tokens());
+    }
+
+    /// Request `id` leaves the running set (finish or preemption) with `ctx` computed tokens:
+    /// its own blocks are freed; on preemption its full blocks stay cached (evictable) under
+    /// its own key, and a finished request's shared prefix stays in its group.
+    fn leave_running(&mut self, id: usize, ctx: u64, finished: bool) {
+        let own = self.own_alloc(&self.reqs[id], ctx);
+        self.kv.release(own);
+        let (seq, key) = self.running_meta.remove(&id).unwrap_or((0, None));
+        self.order.remove(&(seq, id));
+        if !finished && self.cfg.prefix_caching && !self.groups.contains_key(&id) {
+            let keep = ctx / self.cfg.block_size * self.cfg.block_size;
+            self.kv.cache.insert(OWN_BLOCKS_KEY | id as u64, keep);
+            self.kv.make_room(0);
+        }
+        if let Some(k) = key {
+            self.kv.cache.unlock(k);
+        }
+        if finished {
+            self.groups.remove(&id);
+        }
+        self.reqs[id].shared = 0;
+    }
+
+    /// Applies a finished step: decoders advance one token, requests whose prompt (or
+    /// recompute) completed get a token and decode from now on, finished ones leave.
+    pub fn complete(&mut self, batch: &super::scheduler::Batch) -> StepResult {
+        let mut res = StepResult {
+            prefill_tokens: Vec::with_capacity(batch.prefill.len()),
+            ..Default::default()
+        };
+        let mut done = std::mem::take(&mut self.finished_scratch);
+        done.clear();
+        if batch.decode {
+            self.decoding.step_into(&mut done);
+            res.decoded = self.decoding.len() + done.len() as u64;
+        }
+        for &m in &done {
+            let ctx = self.decoding.ctx_of(&m);
+            self.leave_running(m.id, ctx, true);
+            let r = &mut self.reqs[m.id];
+            r.out = r.max_new;
+            r.phase = Phase::Finished;
+            res.finished.push(m.id);
+        }
+        self.finished_scratch = done;
+        for it in &batch.prefill {
+            if !it.last_chunk {
+                continue;
+            }
+            self.insert_group_prefix(it.id);
+            self.prefilling.retain(|&p| p != it.id);
+            let r = &mut self.reqs[it.id];
+            let ctx = r.prefilled;
+            if r.max_new > 0 {
+                r.out += 1;
+                res.prefill_tokens.push(it.id);
+            }
+            if r.out >= r.max_new {
+                r.phase = Phase::Finished;
+                res.finished.push(it.id);
+                self.leave_running(it.id, ctx, true);
+            } else {
+                r.phase = Phase::Running;
+                let (input, out, max_new) = (r.input_len, r.out, r.max_new);
+                let seq = self.running_meta.get(&it.id).map_or(0, |m| m.0);
+                self.decoding.join(it.id, ctx, out, input, max_new, seq);
+            }
+        }
+        res.finished.sort_unstable();
+        self.stats.max_running = self.stats.max_running.max(self.running_len());
+        res
+    }
+
+    /// After its prompt is computed, a request's shared prefix (whole blocks) moves into its
+    /// group's cache, or its duplicate copy is freed if a sibling cached it first.
+    fn insert_group_prefix(&mut self, id: usize) {
+        let Some(&(g, prefix)) = self.groups.get(&id) else {
+            return;
+        };
+        let r = &self.reqs[id];
+        let b = self.cfg.block_size;
+        let gp = prefix.min(r.fill_len().saturating_sub(1)) / b * b;
+        if gp <= r.shared {
+            return;
+        }
+        let moved = gp - r.shared;
+        self.kv.release(moved);
+        self.kv.cache.insert(g, gp);
+        self.reqs[id].shared = gp;
+    }
+
+    /// The DESIGN.md invariants between steps (O(n)): KV used = Σ own allocations ≤
+    /// capacity, running ≤ max_num_seqs, phases consistent with the sets.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.kv.check()?;
+        let mut expect: u64 = self
+            .decoding
+            .members()
+            .map(|m| self.own_alloc(&self.reqs[m.id], self.decoding.ctx_of(m)))
+            .sum();
+        for &id in &self.prefilling {
+            let r = &self.reqs[id];
+            expect += self.own_alloc(r, r.prefilled);
+        }
+        if expect != self.kv.used_tokens() {
+            return Err(format!(
+                "KV used {} but allocations sum to {expect}",
+                self.kv.used_tokens()
+            ));
+        }
+        let running = self.decoding.len() + self.prefilling.len() as u64;
+        if running != self.running_len() || running > self.cfg.max_num_seqs {
+            return Err(format!(
+                "{running} running requests ({} in order) against max_num_seqs {}",
+                self.running_len(),
+                self.cfg.max_num_seqs
+            ));
+        }
+        for m in self.decoding.members() {
+            if self.reqs[m.id].phase != Phase::Running {
+                return Err(format!("decoding request {} is not in phase Running", m.id));
+            }
+        }
+        for &id in &self.prefilling {
+            if self.reqs[id].phase != Phase::Chunking {
+                return Err(format!("prefilling request {id} is not in phase Chunking"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,221 @@
+//! One call of vLLM V1's `Scheduler.schedule()` (reference A.3): running requests first
+//! (decodes, then partial prefills), preempting the most recently admitted running request
+//! while blocks are short; then, if nothing was preempted, waiting requests from the head of
+//! the queue until the token budget, `max_num_seqs` or the blocks run out (the first that
+//! does not fit stops admission: no skipping ahead).
+use super::{VllmScheduler, OWN_BLOCKS_KEY};
+use crate::cost::BatchShape;
+use crate::engine::request::Phase;
+use crate::engine::scheduler::{Batch, PrefillItem};
+
+/// Which running request a preemption removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    /// Nothing is running.
+    None,
+    Decoder,
+    Prefilling(usize),
+}
+
+impl VllmScheduler {
+    /// The next step's batch, or `None` when nothing can run.
+    pub fn next_batch(&mut self) -> Option<Batch> {
+        self.reqs.trim();
+        let b = self.cfg.block_size;
+        let mut budget = self.cfg.max_num_batched_tokens;
+        let mut retracted = Vec::new();
+        let mut preempted = false;
+        // 1. Decodes: one token each; a block for each whose context fills its last block.
+        while self.kv.admissible_tokens() < self.decoding.new_pages_next_step() * b {
+            if self.preempt_last(&mut retracted, false) == Victim::None {
+                break;
+            }
+            preempted = true;
+        }
+        let need = self.decoding.new_pages_next_step() * b;
+        if self.kv.admissible_tokens() < need {
+            return None; // a lone request always fits (the pool holds max_model_len)
+        }
+        self.allocate(need);
+        budget = budget.saturating_sub(self.decoding.len());
+        // 2. Partial prefills, in admission order.
+        let mut items = Vec::new();
+        for id in self.prefilling.clone() {
+            if budget == 0 {
+                break;
+            }
+            if !self.running_meta.contains_key(&id) {
+                continue; // preempted in this step
+            }
+            let (fill, done) = (self.reqs[id].fill_len(), self.reqs[id].prefilled);
+            let n = self.chunk(fill - done, budget);
+            let need =
+                self.own_alloc(&self.reqs[id], done + n) - self.own_alloc(&self.reqs[id], done);
+            let mut fits = true;
+            while self.kv.admissible_tokens() < need {
+                preempted = true;
+                match self.preempt_last(&mut retracted, true) {
+                    Victim::Decoder => budget += 1,
+                    Victim::Prefilling(v) if v != id => {}
+                    _ => {
+                        fits = false;
+                        break;
+                    }
+                }
+            }
+            if !fits {
+                break;
+            }
+            self.allocate(need);
+            self.reqs[id].prefilled = done + n;
+            items.push(PrefillItem {
+                id,
+                extend: n,
+                prefix: done,
+                last_chunk: done + n == fill,
+            });
+            budget -= n;
+        }
+        // 3. Waiting requests, unless this step preempted (an empty step admits anyway: vLLM
+        // would run the empty step and admit at the next one, at the same time).
+        let decodes = self.decoding.len();
+        if !preempted || (items.is_empty() && decodes == 0) {
+            self.admit_waiting(budget, &mut items);
+        }
+        if items.is_empty() && decodes == 0 {
+            return None;
+        }
+        let mut shape = BatchShape::default();
+        for it in &items {
+            shape.add_prefill(it.extend, it.prefix, self.window);
+        }
+        shape.decode_reqs = decodes;
+        shape.decode_ctx_sum = self.decoding.ctx_sum() + decodes;
+        shape.graph_bs = self.cfg.padded_tokens(shape.prefill_tokens + decodes);
+        let s = &mut self.stats;
+        match (items.is_empty(), decodes > 0) {
+            (true, _) => s.decode_steps += 1,
+            (false, true) => {
+                s.prefill_steps += 1;
+                s.mixed_steps += 1
+            }
+            (false, false) => s.prefill_steps += 1,
+        }
+        Some(Batch {
+            shape,
+            prefill: items,
+            decode: decodes > 0,
+            gain: 1,
+            retracted,
+        })
+    }
+
+    /// Tokens one request prefills now: the rest, capped by the long-prefill threshold and
+    /// the budget left.
+    fn chunk(&self, rest: u64, budget: u64) -> u64 {
+        let t = self.cfg.long_prefill_token_threshold;
+        let capped = if t > 0 && rest > t { t } else { rest };
+        capped.min(budget)
+    }
+
+    /// Prefix-cache hit of waiting request `id`: (tokens it need not compute, the cache key
+    /// to lock while it runs, tokens the cache holds for it). Whole blocks, at most
+    /// `num_tokens − 1` (`get_computed_blocks`: the last token is always recomputed).
+    fn cache_lookup(&self, id: usize) -> (u64, Option<u64>, u64) {
+        if !self.cfg.prefix_caching {
+            return (0, None, 0);
+        }
+        let b = self.cfg.block_size;
+        let r = &self.reqs[id];
+        let limit = r.fill_len().saturating_sub(1);
+        let (key, cap) = match self.groups.get(&id) {
+            Some(&(g, prefix)) => (g, prefix),
+            None => (OWN_BLOCKS_KEY | id as u64, u64::MAX),
+        };
+        let held = self.kv.cache.cached(key).min(cap).min(limit) / b * b;
+        let warm = r.cached_prefix.min(limit) / b * b;
+        let lock = (held > 0 || self.groups.contains_key(&id)).then_some(key);
+        (held.max(warm), lock, held)
+    }
+
+    /// Admits waiting requests from the head while budget, `max_num_seqs` and blocks allow.
+    fn admit_waiting(&mut self, mut budget: u64, items: &mut Vec<PrefillItem>) {
+        while budget > 0 && self.running_len() < self.cfg.max_num_seqs {
+            let Some(&id) = self.waiting.front() else {
+                break;
+            };
+            let (hit, key, held) = self.cache_lookup(id);
+            if let Some(k) = key {
+                self.kv.cache.lock(k);
+            }
+            self.reqs[id].shared = held;
+            let fill = self.reqs[id].fill_len();
+            let n = self.chunk(fill - hit, budget);
+            let need = self.own_alloc(&self.reqs[id], hit + n);
+            let must_fit = if self.cfg.full_sequence_must_fit {
+                self.own_alloc(&self.reqs[id], fill)
+            } else {
+                need
+            };
+            if self.kv.admissible_tokens() < need.max(must_fit) {
+                if let Some(k) = key {
+                    self.kv.cache.unlock(k);
+                }
+                self.reqs[id].shared = 0;
+                break; // head-of-line: later requests are not tried
+            }
+            self.waiting.pop_front();
+            self.allocate(need);
+            let seq = self.join_seq;
+            self.join_seq += 1;
+            self.order.insert((seq, id));
+            self.running_meta.insert(id, (seq, key));
+            self.prefilling.push(id);
+            self.stats.prefix_hit_tokens += hit;
+            self.stats.prompt_tokens += self.reqs[id].input_len;
+            let r = &mut self.reqs[id];
+            r.prefilled = hit + n;
+            r.phase = Phase::Chunking;
+            items.push(PrefillItem {
+                id,
+                extend: n,
+                prefix: hit,
+                last_chunk: hit + n == fill,
+            });
+            budget -= n;
+        }
+    }
+
+    /// Preempts the most recently admitted running request (`self.running.pop()` under
+    /// FCFS): its blocks are freed (its full blocks stay cached), `num_computed_tokens = 0`,
+    /// and it goes to the front of the waiting queue. `decode_allocated`: this step's decode
+    /// blocks are already allocated (a decoder victim gives its new block back too).
+    fn preempt_last(&mut self, retracted: &mut Vec<usize>, decode_allocated: bool) -> Victim {
+        let Some(&(_, id)) = self.order.last() else {
+            return Victim::None;
+        };
+        self.stats.retractions += 1;
+        let victim = if let Some(m) = self.decoding.remove(id) {
+            let ctx = self.decoding.ctx_of(&m);
+            if decode_allocated && ctx % self.cfg.block_size == 0 {
+                self.kv.release(self.cfg.block_size);
+            }
+            self.leave_running(id, ctx, false);
+            self.reqs[id].out = self.decoding.out_of(&m);
+            retracted.push(id);
+            Victim::Decoder
+        } else {
+            let ctx = self.reqs[id].prefilled;
+            self.leave_running(id, ctx, false);
+            self.prefilling.retain(|&p| p != id);
+            Victim::Prefilling(id)
+        };
+        let r = &mut self.reqs[id];
+        r.prefilled = 0;
+        r.cached_prefix = 0;
+        r.retractions += 1;
+        r.phase = Phase::Waiting;
+        self.waiting.push_front(id);
+        victim
+    }
+}

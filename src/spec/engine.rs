@@ -1,0 +1,249 @@
+//! Which server engine a scenario runs (`--engine sglang|vllm`), the rule that picks it when
+//! only bench_serving's `--backend` names it, the refusal of one engine's flags under the
+//! other, and the one entry point that resolves server flags for either engine.
+use super::hardware::HardwareProfile;
+use super::model::ModelSpec;
+use super::server::{ServerConfig, ServerFlags};
+use crate::error::{Error, Result};
+
+/// The server engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+impl Engine {
+    pub const NAMES: &'static str = "sglang, vllm";
+
+    pub fn parse(s: &str) -> Result<Engine> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sglang" => Ok(Engine::Sglang),
+            "vllm" => Ok(Engine::Vllm),
+            _ => Err(Error::Unknown {
+                kind: "engine",
+                name: s.into(),
+                available: Engine::NAMES.into(),
+            }),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+
+    /// The engine of a resolved server.
+    pub fn of(server: &ServerConfig) -> Engine {
+        if server.vllm.is_some() {
+            Engine::Vllm
+        } else {
+            Engine::Sglang
+        }
+    }
+}
+
+/// The engine `--engine` names; without it, vLLM when the client's `--backend` is `vllm` or
+/// `vllm-chat` (people benchmark a vLLM server with that backend), else SGLang.
+pub fn engine_for(flags: &ServerFlags, client_backend: Option<&str>) -> Result<Engine> {
+    match flags.engine.as_deref() {
+        Some(e) => Engine::parse(e),
+        None if matches!(client_backend, Some("vllm") | Some("vllm-chat")) => Ok(Engine::Vllm),
+        None => Ok(Engine::Sglang),
+    }
+}
+
+/// The SGLang-only flags `flags` sets (as typed on the command line).
+fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let mut add = |set: bool, name| {
+        if set {
+            v.push(name)
+        }
+    };
+    add(f.mem_fraction_static.is_some(), "--mem-fraction-static");
+    add(f.chunked_prefill_size.is_some(), "--chunked-prefill-size");
+    add(f.max_prefill_tokens.is_some(), "--max-prefill-tokens");
+    add(f.max_running_requests.is_some(), "--max-running-requests");
+    add(f.max_total_tokens.is_some(), "--max-total-tokens");
+    add(f.page_size.is_some(), "--page-size");
+    add(f.schedule_policy.is_some(), "--schedule-policy");
+    add(
+        f.schedule_conservativeness.is_some(),
+        "--schedule-conservativeness",
+    );
+    add(f.disable_radix_cache, "--disable-radix-cache");
+    add(f.disable_cuda_graph, "--disable-cuda-graph");
+    add(f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs");
+    add(f.enable_mixed_chunk, "--enable-mixed-chunk");
+    add(f.disable_overlap_schedule, "--disable-overlap-schedule");
+    add(f.attention_backend.is_some(), "--attention-backend");
+    add(f.sglang_version.is_some(), "--sglang-version");
+    add(f.load_balance_method.is_some(), "--load-balance-method");
+    add(f.enable_dp_attention, "--enable-dp-attention");
+    v
+}
+
+/// The vLLM-only flags `flags` sets.
+fn vllm_only(f: &ServerFlags) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let mut add = |set: bool, name| {
+        if set {
+            v.push(name)
+        }
+    };
+    add(f.vllm_version.is_some(), "--vllm-version");
+    add(f.max_num_seqs.is_some(), "--max-num-seqs");
+    add(
+        f.max_num_batched_tokens.is_some(),
+        "--max-num-batched-tokens",
+    );
+    add(
+        f.gpu_memory_utilization.is_some(),
+        "--gpu-memory-utilization",
+    );
+    add(f.enable_prefix_caching, "--enable-prefix-caching");
+    add(f.no_enable_prefix_caching, "--no-enable-prefix-caching");
+    add(f.enforce_eager, "--enforce-eager");
+    add(f.block_size.is_some(), "--block-size");
+    add(f.max_model_len.is_some(), "--max-model-len");
+    add(
+        f.long_prefill_token_threshold.is_some(),
+        "--long-prefill-token-threshold",
+    );
+    add(f.async_scheduling, "--async-scheduling");
+    add(f.no_async_scheduling, "--no-async-scheduling");
+    add(
+        f.num_gpu_blocks_override.is_some(),
+        "--num-gpu-blocks-override",
+    );
+    v
+}
+
+/// Refuses the other engine's flags with one line naming the first and the fix.
+pub fn check_flags(engine: Engine, flags: &ServerFlags) -> Result<()> {
+    let (foreign, owner, other) = match engine {
+        Engine::Sglang => (vllm_only(flags), "vLLM", "--engine vllm"),
+        Engine::Vllm => (sglang_only(flags), "SGLang", "--engine sglang"),
+    };
+    match foreign.first() {
+        None => Ok(()),
+        Some(flag) => Err(Error::invalid(
+            *flag,
+            flag.trim_start_matches('-').replace('-', "_"),
+            format!(
+                "is a {owner} flag and the engine is {} (give {other}, or drop the flag)",
+                engine.name()
+            ),
+        )),
+    }
+}
+
+/// Resolves the server flags for `engine`: SGLang's `ServerConfig::resolve` or vLLM's
+/// [`super::vllm::resolve`], after refusing the other engine's flags.
+pub fn resolve(
+    engine: Engine,
+    flags: &ServerFlags,
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+) -> Result<ServerConfig> {
+    check_flags(engine, flags)?;
+    match engine {
+        Engine::Sglang => ServerConfig::resolve(flags, hw, model),
+        Engine::Vllm => super::vllm::resolve(flags, hw, model),
+    }
+}
+
+/// vLLM's two-letter short flags, which clap cannot declare (`-tp 2`, `-tp=2`, `-dp 2`),
+/// rewritten to their long names; `None` for any other argument.
+pub fn long_form_of_vllm_short_flag(arg: &str) -> Option<String> {
+    for (short, long) in [
+        ("-tp", "--tensor-parallel-size"),
+        ("-dp", "--data-parallel-size"),
+    ] {
+        if arg == short {
+            return Some(long.to_string());
+        }
+        if let Some(v) = arg.strip_prefix(short).and_then(|r| r.strip_prefix('=')) {
+            return Some(format!("{long}={v}"));
+        }
+    }
+    None
+}
+
+/// [`long_form_of_vllm_short_flag`] over a command line; other arguments are kept as is.
+pub fn normalize_vllm_short_flags(args: Vec<String>) -> Vec<String> {
+    args.into_iter()
+        .map(|a| long_form_of_vllm_short_flag(&a).unwrap_or(a))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_vllm_selects_the_vllm_engine_unless_engine_is_given() {
+        let f = ServerFlags::default();
+        assert_eq!(engine_for(&f, Some("vllm")).unwrap(), Engine::Vllm);
+        assert_eq!(engine_for(&f, Some("vllm-chat")).unwrap(), Engine::Vllm);
+        assert_eq!(engine_for(&f, Some("sglang")).unwrap(), Engine::Sglang);
+        assert_eq!(engine_for(&f, None).unwrap(), Engine::Sglang);
+        let g = ServerFlags {
+            engine: Some("sglang".into()),
+            ..Default::default()
+        };
+        assert_eq!(engine_for(&g, Some("vllm")).unwrap(), Engine::Sglang);
+        let bad = ServerFlags {
+            engine: Some("trt".into()),
+            ..Default::default()
+        };
+        assert!(engine_for(&bad, None).is_err());
+    }
+
+    #[test]
+    fn foreign_flags_are_refused_by_name() {
+        let f = ServerFlags {
+            max_num_seqs: Some(8),
+            ..Default::default()
+        };
+        let e = check_flags(Engine::Sglang, &f).unwrap_err().to_string();
+        assert!(
+            e.contains("--max-num-seqs") && e.contains("--engine vllm"),
+            "{e}"
+        );
+        let g = ServerFlags {
+            mem_fraction_static: Some(0.8),
+            ..Default::default()
+        };
+        let e = check_flags(Engine::Vllm, &g).unwrap_err().to_string();
+        assert!(
+            e.contains("--mem-fraction-static") && e.contains("SGLang"),
+            "{e}"
+        );
+        assert!(check_flags(Engine::Vllm, &f).is_ok());
+    }
+
+    #[test]
+    fn short_flags_are_rewritten() {
+        let a: Vec<String> = ["run", "-tp", "2", "-dp=4", "--tp", "1", "-t"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            normalize_vllm_short_flags(a),
+            vec![
+                "run",
+                "--tensor-parallel-size",
+                "2",
+                "--data-parallel-size=4",
+                "--tp",
+                "1",
+                "-t"
+            ]
+        );
+    }
+}

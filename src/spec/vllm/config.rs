@@ -1,0 +1,62 @@
+//! The vLLM-only settings of a resolved server (`ServerConfig::vllm`), and what `run` prints
+//! of them. Pure data: resolved in [`super::resolve`].
+use crate::spec::version::Version;
+use serde::Serialize;
+
+/// The vLLM-only settings of a resolved server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VllmConfig {
+    pub version: Version,
+    pub max_num_seqs: u64,
+    pub max_num_batched_tokens: u64,
+    pub gpu_memory_utilization: f64,
+    pub block_size: u64,
+    /// `num_gpu_blocks` as vLLM logs it (one more than the usable blocks: the null block).
+    pub num_gpu_blocks: u64,
+    pub max_model_len: u64,
+    /// 0 = off.
+    pub long_prefill_token_threshold: u64,
+    pub prefix_caching: bool,
+    pub enforce_eager: bool,
+    pub async_scheduling: bool,
+    /// CUDA-graph capture sizes in tokens, ascending (empty when eager).
+    pub capture_sizes: Vec<u64>,
+    /// Admission needs blocks for the whole prompt (0.19+), not only the first chunk.
+    pub full_sequence_must_fit: bool,
+    /// The API server clips `max_tokens` to fit `max_model_len` (0.32+) instead of HTTP 400.
+    pub clips_max_tokens: bool,
+    /// The KV budget's terms, bytes per GPU: `total × utilization`, weights, the profile
+    /// run's activation peak, non-torch memory and the CUDA-graph estimate (0 before 0.20).
+    pub requested_bytes: f64,
+    pub activation_peak_bytes: f64,
+    pub non_torch_bytes: f64,
+    pub cudagraph_bytes: f64,
+    pub kv_cache_bytes: f64,
+}
+
+impl VllmConfig {
+    /// Blocks the scheduler can hand out (`num_gpu_blocks − 1`: the null block).
+    pub fn usable_blocks(&self) -> u64 {
+        self.num_gpu_blocks.saturating_sub(1)
+    }
+
+    /// The start-up facts vLLM logs, one line (`run`'s preamble).
+    pub fn server_line(&self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" };
+        format!(
+            "num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens, max_num_seqs={}, \
+             max_num_batched_tokens={}, gpu_memory_utilization={}, max_model_len={}, \
+             prefix caching {}, async scheduling {}, cudagraph max capture size {}",
+            self.num_gpu_blocks,
+            self.block_size,
+            self.num_gpu_blocks * self.block_size,
+            self.max_num_seqs,
+            self.max_num_batched_tokens,
+            self.gpu_memory_utilization,
+            self.max_model_len,
+            on(self.prefix_caching),
+            on(self.async_scheduling),
+            self.capture_sizes.last().copied().unwrap_or(0),
+        )
+    }
+}

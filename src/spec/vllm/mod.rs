@@ -1,0 +1,332 @@
+//! vLLM server settings (`vllm serve` flag names, in [`ServerFlags`]) resolved into the
+//! values vLLM's V1 engine runs with: the token budget and running cap by version and GPU,
+//! the KV cache sized as `gpu_worker.determine_available_memory` sizes it, block size,
+//! CUDA-graph capture sizes, async scheduling. The result is a [`ServerConfig`] whose common
+//! fields hold the vLLM equivalents, with [`VllmConfig`] in `ServerConfig::vllm`.
+pub mod config;
+pub mod defaults;
+
+pub use config::VllmConfig;
+
+use super::hardware::{Arch, HardwareProfile};
+use super::model::{KvDtype, ModelSpec, WeightFormat};
+use super::server::{LoadBalanceMethod, SchedulePolicy, ServerConfig, ServerFlags};
+use super::version::Version;
+use crate::error::{Error, Result};
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// Memory outside torch's allocator that grows during the profile run (NCCL buffers, cuBLAS
+/// workspaces: `non_torch_increase`), bytes: an assumption (vLLM logs it per run; typically a
+/// few hundred MiB), plus 0.25 GiB more with TP for NCCL's channels.
+pub const NON_TORCH_BYTES: f64 = 0.5 * GIB;
+const NON_TORCH_TP_BYTES: f64 = 0.25 * GIB;
+/// `profile_cudagraph_memory()`'s estimate subtracted from 0.20 on, bytes: an assumption
+/// (graph pools are logged at a few hundred MiB to ~1 GiB for full + piecewise capture).
+pub const CUDAGRAPH_ESTIMATE_BYTES: f64 = 0.5 * GIB;
+
+/// Peak torch memory of vLLM's profile run (`profile_run`: one forward of
+/// `max_num_batched_tokens` tokens over `min(max_num_seqs, max_num_batched_tokens)`
+/// sequences, then the sampler), bytes per rank: the widest layer's live activations in bf16
+/// (hidden and residual, the fused QKV output, the MLP's gate/up output and its activation)
+/// per token, or the float32 logits (and their probabilities) of every sequence, whichever is
+/// larger.
+pub fn activation_peak_bytes(model: &ModelSpec, tp: u64, mnbt: u64, max_num_seqs: u64) -> f64 {
+    let tp = tp.max(1) as f64;
+    let h = model.hidden_size as f64;
+    let qkv = (model.num_attention_heads + 2 * model.num_kv_heads) as f64 * model.head_dim as f64;
+    let mlp = match &model.moe {
+        // fused_moe keeps every routed copy's gate/up output (not divided by TP at this size).
+        Some(m) => {
+            (m.experts_per_token * m.expert_intermediate_size) as f64 * 3.0 / tp
+                + m.shared_expert_intermediate_size as f64 * 3.0 / tp
+        }
+        None => model.intermediate_size as f64 * 3.0 / tp,
+    };
+    let per_token = 2.0 * (2.0 * h + qkv / tp + mlp);
+    let forward = mnbt as f64 * per_token;
+    let seqs = max_num_seqs.min(mnbt) as f64;
+    let sampler = seqs * model.vocab_size as f64 * 4.0 * 2.0;
+    forward.max(sampler)
+}
+
+fn positive(flag: &str, v: Option<u64>) -> Result<Option<u64>> {
+    match v {
+        Some(x) if x == 0 || x > 1 << 40 => Err(Error::invalid(
+            flag,
+            flag.trim_start_matches('-').replace('-', "_"),
+            format!("must be between 1 and 2^40, got {x}"),
+        )),
+        o => Ok(o),
+    }
+}
+
+/// `--kv-cache-dtype` as vLLM spells it.
+fn kv_dtype(flag: Option<&str>, model: &ModelSpec) -> Result<KvDtype> {
+    match flag {
+        None | Some("auto") => Ok(model.kv_cache_dtype),
+        Some("bfloat16") | Some("float16") | Some("bf16") => Ok(KvDtype::Bf16),
+        Some("fp8") | Some("fp8_e4m3") | Some("fp8_e5m2") => Ok(KvDtype::Fp8),
+        Some(o) => Err(Error::Unknown {
+            kind: "vLLM --kv-cache-dtype",
+            name: o.into(),
+            available: "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2".into(),
+        }),
+    }
+}
+
+/// Resolves `flags` for `model` on `hw` as vLLM's `EngineArgs` + `gpu_worker` would.
+pub fn resolve(
+    flags: &ServerFlags,
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+) -> Result<ServerConfig> {
+    let version = flags.vllm_version.unwrap_or(defaults::NEWEST);
+    if version < defaults::OLDEST_V1 {
+        return Err(Error::invalid(
+            "--vllm-version",
+            "vllm_version",
+            format!(
+                "vLLM {version} runs the V0 engine by default, which servesim does not model; \
+                 give 0.8.0 or later (V1 is the default engine from 0.8.0)"
+            ),
+        ));
+    }
+    if version > Version::new(defaults::NEWEST.major, defaults::NEWEST.minor, 99) {
+        return Err(Error::invalid(
+            "--vllm-version",
+            "vllm_version",
+            format!(
+                "vLLM {version} is newer than the newest modelled, {}",
+                defaults::NEWEST
+            ),
+        ));
+    }
+    if hw.arch == Arch::Ascend {
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "vLLM on Ascend (vllm-ascend) is not modelled; {} needs --engine sglang",
+                hw.name
+            ),
+        ));
+    }
+    let tp = positive("--tensor-parallel-size", flags.tp)?.unwrap_or(1);
+    model.check_tp(tp)?;
+    let dp = flags.dp.unwrap_or(1);
+    if dp == 0 || dp > 1 << 16 {
+        return Err(Error::invalid(
+            "--data-parallel-size",
+            "data_parallel_size",
+            format!("must be between 1 and 65536, got {dp}"),
+        ));
+    }
+    let weight_format = match &flags.quantization {
+        None => model.weights,
+        Some(q) => WeightFormat::parse(q).ok_or_else(|| Error::Unknown {
+            kind: "quantization",
+            name: q.clone(),
+            available: WeightFormat::NAMES.into(),
+        })?,
+    };
+    let kv_dtype = kv_dtype(flags.kv_cache_dtype.as_deref(), model)?;
+    let device = format!("{} {}", hw.name, hw.description);
+    let total_bytes = hw.memory.reported_total_mib * MIB;
+    let (mnbt_default, mns_default) = defaults::batch_defaults(version, &device, total_bytes / GIB);
+    let max_num_seqs = positive("--max-num-seqs", flags.max_num_seqs)?.unwrap_or(mns_default);
+    let mnbt =
+        positive("--max-num-batched-tokens", flags.max_num_batched_tokens)?.unwrap_or(mnbt_default);
+    if mnbt < max_num_seqs {
+        return Err(Error::invalid(
+            "--max-num-batched-tokens",
+            "max_num_batched_tokens",
+            format!(
+                "max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs \
+                 ({max_num_seqs}), as vLLM's SchedulerConfig requires"
+            ),
+        ));
+    }
+    let max_model_len = match positive("--max-model-len", flags.max_model_len)? {
+        Some(m) if m > model.context_length => {
+            return Err(Error::invalid(
+                "--max-model-len",
+                "max_model_len",
+                format!(
+                    "{m} is greater than {}'s max_position_embeddings {} (vLLM refuses it)",
+                    model.name, model.context_length
+                ),
+            ))
+        }
+        Some(m) => m,
+        None => model.context_length,
+    };
+    let util = match flags.gpu_memory_utilization {
+        Some(u) if !(u.is_finite() && u > 0.0 && u <= 1.0) => {
+            return Err(Error::invalid(
+                "--gpu-memory-utilization",
+                "gpu_memory_utilization",
+                format!("must be in (0, 1], got {u}"),
+            ))
+        }
+        Some(u) => u,
+        None => defaults::gpu_memory_utilization(version),
+    };
+    let block_size = match flags.block_size {
+        Some(b) if !defaults::BLOCK_SIZES.contains(&b) => {
+            return Err(Error::invalid(
+                "--block-size",
+                "block_size",
+                format!("must be one of 1, 8, 16, 32, 64, 128, got {b}"),
+            ))
+        }
+        Some(b) => b,
+        None => defaults::block_size(hw.arch, model.mla.is_some(), version),
+    };
+    if flags.enable_prefix_caching && flags.no_enable_prefix_caching {
+        return Err(Error::invalid(
+            "--enable-prefix-caching",
+            "enable_prefix_caching",
+            "give --enable-prefix-caching or --no-enable-prefix-caching, not both",
+        ));
+    }
+    if flags.async_scheduling && flags.no_async_scheduling {
+        return Err(Error::invalid(
+            "--async-scheduling",
+            "async_scheduling",
+            "give --async-scheduling or --no-async-scheduling, not both",
+        ));
+    }
+    if (flags.async_scheduling || flags.no_async_scheduling) && version < defaults::ASYNC_FLAG_SINCE
+    {
+        return Err(Error::invalid(
+            "--async-scheduling",
+            "async_scheduling",
+            format!("vLLM {version} has no async scheduling (the flag exists from 0.10.0)"),
+        ));
+    }
+    let async_scheduling = if flags.no_async_scheduling {
+        false
+    } else {
+        flags.async_scheduling || version >= defaults::ASYNC_DEFAULT_SINCE
+    };
+    let threshold = flags.long_prefill_token_threshold.unwrap_or(0);
+    let capture_sizes = if flags.enforce_eager {
+        Vec::new()
+    } else {
+        defaults::capture_sizes(version, hw.arch, max_num_seqs, mnbt)
+    };
+    let attention_backend = defaults::attention_keys(hw.arch, model.mla.is_some())
+        .iter()
+        .find(|k| hw.attention(k).is_ok())
+        .map(|k| k.to_string())
+        .ok_or_else(|| {
+            Error::invalid(
+                "hardware profile",
+                "efficiency.attention",
+                format!(
+                    "{} has none of the attention backends vLLM runs there",
+                    hw.name
+                ),
+            )
+        })?;
+
+    // Memory (gpu_worker.determine_available_memory, reference A.9).
+    let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format);
+    let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(tp, kv_dtype);
+    let requested_bytes = total_bytes * util;
+    let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs);
+    let non_torch = NON_TORCH_BYTES + if tp > 1 { NON_TORCH_TP_BYTES } else { 0.0 };
+    let cudagraph = if version >= defaults::CUDAGRAPH_MEMORY_DEDUCTED_SINCE && !flags.enforce_eager
+    {
+        CUDAGRAPH_ESTIMATE_BYTES
+    } else {
+        0.0
+    };
+    let kv_cache_bytes =
+        requested_bytes - weight_bytes_per_rank - activation - non_torch - cudagraph;
+    let profiled_blocks = if kv_cache_bytes > 0.0 {
+        (kv_cache_bytes / (block_size as f64 * kv_bytes_per_token)).floor() as u64
+    } else {
+        0
+    };
+    let num_gpu_blocks = positive("--num-gpu-blocks-override", flags.num_gpu_blocks_override)?
+        .unwrap_or(profiled_blocks);
+    if num_gpu_blocks <= 1 {
+        return Err(Error::Impossible(format!(
+            "no room for a KV cache: {:.1} GiB × gpu_memory_utilization {util} leaves {:.2} GiB after \
+             {:.1} GiB of weights, {:.2} GiB of activations and {:.2} GiB of other memory per GPU \
+             (vLLM: \"No available memory for the cache blocks\")",
+            total_bytes / GIB,
+            kv_cache_bytes / GIB,
+            weight_bytes_per_rank / GIB,
+            activation / GIB,
+            (non_torch + cudagraph) / GIB
+        )));
+    }
+    let usable = num_gpu_blocks - 1;
+    if usable < max_model_len.div_ceil(block_size) {
+        return Err(Error::Impossible(format!(
+            "the model's max seq len ({max_model_len}) is larger than the maximum number of tokens \
+             that can be stored in KV cache ({}); vLLM refuses to start: raise \
+             --gpu-memory-utilization or lower --max-model-len",
+            usable * block_size
+        )));
+    }
+    let cfg = VllmConfig {
+        version,
+        max_num_seqs,
+        max_num_batched_tokens: mnbt,
+        gpu_memory_utilization: util,
+        block_size,
+        num_gpu_blocks,
+        max_model_len,
+        long_prefill_token_threshold: threshold,
+        prefix_caching: !flags.no_enable_prefix_caching,
+        enforce_eager: flags.enforce_eager,
+        async_scheduling,
+        capture_sizes: capture_sizes.clone(),
+        full_sequence_must_fit: version >= defaults::FULL_SEQUENCE_MUST_FIT_SINCE,
+        clips_max_tokens: version >= defaults::CLIPS_MAX_TOKENS_SINCE,
+        requested_bytes,
+        activation_peak_bytes: activation,
+        non_torch_bytes: non_torch,
+        cudagraph_bytes: cudagraph,
+        kv_cache_bytes,
+    };
+    Ok(ServerConfig {
+        version: Version::NEWEST,
+        tp,
+        weight_format,
+        kv_dtype,
+        attention_backend,
+        mem_fraction_static: util,
+        chunked_prefill_size: Some(mnbt),
+        max_prefill_tokens: mnbt,
+        page_size: block_size,
+        schedule_policy: SchedulePolicy::Fcfs,
+        schedule_conservativeness: 1.0,
+        radix_cache: cfg.prefix_caching,
+        mixed_chunk: true,
+        overlap_schedule: async_scheduling,
+        cuda_graph_batch_sizes: capture_sizes,
+        kv_pool_tokens: usable * block_size,
+        req_pool_size: max_num_seqs,
+        max_running_requests: max_num_seqs,
+        weight_bytes_per_rank,
+        kv_bytes_per_token,
+        context_length: max_model_len,
+        dp,
+        attn_tp: tp,
+        dp_attention: false,
+        // vLLM's DP front-end sends each request to the engine with the lowest
+        // `4·waiting + running` score; the shortest queue is the closest router servesim has.
+        router: LoadBalanceMethod::ShortestQueue,
+        // servesim's vLLM engine has no speculative decoding (refused by `spec::engine`).
+        speculative: None,
+        draft_kv_bytes_per_token: 0.0,
+        notes: Vec::new(),
+        vllm: Some(cfg),
+    })
+}

@@ -1,0 +1,417 @@
+//! vLLM V1's scheduler and configuration, checked by hand: the KV cache sized from
+//! `gpu_memory_utilization` and the profile run as `gpu_worker.determine_available_memory`
+//! does, the token budget shared by decodes and a chunked prefill in one step, the
+//! preemption victim (the last admitted running request, requeued at the front) and its
+//! recompute, `max_num_seqs`, and whole runs through the event loop.
+mod common;
+
+use servesim::engine::request::Phase;
+use servesim::engine::scheduler::Batch;
+use servesim::engine::vllm::VllmScheduler;
+use servesim::simulation::{run, Scenario};
+use servesim::spec::bundled::{load_hardware, load_model};
+use servesim::spec::engine::{resolve, Engine};
+use servesim::spec::server::{ServerConfig, ServerFlags};
+use servesim::spec::workload::{ClientFlags, ScenarioFile};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn vllm(flags: ServerFlags, hw: &str, model: &str) -> ServerConfig {
+    resolve(
+        Engine::Vllm,
+        &flags,
+        &load_hardware(hw).unwrap(),
+        &load_model(model).unwrap(),
+    )
+    .unwrap()
+}
+
+/// qwen2.5-0.5b with blocks of 16, `blocks` KV blocks (one of them vLLM's null block),
+/// `max_model_len` 64 and the given budgets.
+fn small(blocks: u64, mnbt: u64, mns: u64) -> VllmScheduler {
+    let flags = ServerFlags {
+        num_gpu_blocks_override: Some(blocks),
+        max_num_batched_tokens: Some(mnbt),
+        max_num_seqs: Some(mns),
+        max_model_len: Some(64),
+        vllm_version: Some("0.11.0".parse().unwrap()),
+        ..Default::default()
+    };
+    VllmScheduler::new(&vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b"), None).unwrap()
+}
+
+fn step(s: &mut VllmScheduler) -> Batch {
+    let b = s.next_batch().expect("a batch");
+    s.complete(&b);
+    s.check_invariants().unwrap();
+    b
+}
+
+#[test]
+fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
+    // Llama-3.1-8B on one H100 (nvidia-smi 81559 MiB), `vllm serve` 0.11.0: utilization 0.90,
+    // budget 8192 tokens / 1024 sequences (reference A.2: ≥ 70 GiB, not an A100), block 16.
+    let c = vllm(
+        ServerFlags {
+            vllm_version: Some("0.11.0".parse().unwrap()),
+            ..Default::default()
+        },
+        "h100-sxm5-80gb",
+        "llama-3.1-8b",
+    );
+    let v = c.vllm.as_ref().unwrap();
+    assert_eq!((v.max_num_batched_tokens, v.max_num_seqs), (8192, 1024));
+    assert_eq!((v.block_size, v.gpu_memory_utilization), (16, 0.90));
+    // requested = 81559 MiB × 0.90 = 73403.1 MiB.
+    let requested = 81559.0 * MIB * 0.90;
+    // Weights: 8,030,261,248 parameters in bf16 (embedding and LM head untied).
+    let weights = c.weight_bytes_per_rank;
+    assert!((weights / 2.0 - 8.03e9).abs() < 0.01e9, "{weights}");
+    // Profile-run peak: the sampler's float32 logits + probabilities of min(1024, 8192)
+    // sequences × 128256 vocab × 8 B = 1,050,673,152 B, above the forward's 8192 tokens ×
+    // 2 B × (2·4096 + 48·128 + 3·14336) = 939,524,096 B.
+    let activation = 1024.0 * 128256.0 * 8.0;
+    assert_eq!(v.activation_peak_bytes, activation);
+    // Non-torch memory 0.5 GiB; no CUDA-graph estimate before 0.20.
+    let kv = requested - weights - activation - 512.0 * MIB;
+    // One block: 16 tokens × 32 layers × 2 (K, V) × 8 KV heads × 128 × 2 B = 2 MiB.
+    let blocks = (kv / (2.0 * MIB)).floor() as u64;
+    assert_eq!(v.num_gpu_blocks, blocks);
+    assert!((27_000..29_000).contains(&blocks), "{blocks}");
+    // The null block is not usable.
+    assert_eq!(c.kv_pool_tokens, (blocks - 1) * 16);
+
+    // 0.20+: utilization 0.92 and the CUDA-graph estimate (0.5 GiB) come off too.
+    let n = vllm(
+        ServerFlags {
+            vllm_version: Some("0.20.0".parse().unwrap()),
+            ..Default::default()
+        },
+        "h100-sxm5-80gb",
+        "llama-3.1-8b",
+    );
+    let kv20 = 81559.0 * MIB * 0.92 - weights - activation - 1024.0 * MIB;
+    assert_eq!(
+        n.vllm.unwrap().num_gpu_blocks,
+        (kv20 / (2.0 * MIB)).floor() as u64
+    );
+}
+
+#[test]
+fn a_long_prefill_is_chunked_while_decodes_continue_in_the_same_step() {
+    // Budget 64 tokens per step; 100 usable blocks.
+    let mut s = small(101, 64, 8);
+    let a = s.add_request(20, 30);
+    s.arrive(a);
+    let b1 = step(&mut s);
+    assert_eq!(b1.shape.prefill_tokens, 20);
+    assert_eq!(s.phase(a), Phase::Running);
+    let b = s.add_request(40, 5);
+    let c = s.add_request(60, 5);
+    s.arrive(b);
+    s.arrive(c);
+    // A decodes 1 token, B prefills all 40, C gets the 23 left of 64.
+    let b2 = step(&mut s);
+    assert_eq!(b2.shape.decode_reqs, 1);
+    assert_eq!(b2.shape.prefill_tokens, 63);
+    let chunks: Vec<(usize, u64, u64, bool)> = b2
+        .prefill
+        .iter()
+        .map(|p| (p.id, p.extend, p.prefix, p.last_chunk))
+        .collect();
+    assert_eq!(chunks, vec![(b, 40, 0, true), (c, 23, 0, false)]);
+    // Next: A and B decode (2 tokens), C continues with its 37 remaining tokens.
+    let b3 = step(&mut s);
+    assert_eq!(b3.shape.decode_reqs, 2);
+    let chunks: Vec<(usize, u64, u64, bool)> = b3
+        .prefill
+        .iter()
+        .map(|p| (p.id, p.extend, p.prefix, p.last_chunk))
+        .collect();
+    assert_eq!(chunks, vec![(c, 37, 23, true)]);
+    assert_eq!(
+        (s.output_tokens(a), s.output_tokens(b), s.output_tokens(c)),
+        (3, 2, 1)
+    );
+}
+
+#[test]
+fn the_long_prefill_threshold_caps_each_chunk() {
+    let flags = ServerFlags {
+        num_gpu_blocks_override: Some(101),
+        max_num_batched_tokens: Some(64),
+        max_num_seqs: Some(8),
+        max_model_len: Some(64),
+        long_prefill_token_threshold: Some(16),
+        ..Default::default()
+    };
+    let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+    let mut s = VllmScheduler::new(&cfg, None).unwrap();
+    for _ in 0..2 {
+        let id = s.add_request(40, 4);
+        s.arrive(id);
+    }
+    let b = step(&mut s);
+    assert_eq!(
+        b.prefill.iter().map(|p| p.extend).collect::<Vec<_>>(),
+        vec![16, 16]
+    );
+}
+
+#[test]
+fn preemption_takes_the_last_admitted_and_recomputes_it_from_the_front_of_the_queue() {
+    // 6 usable blocks (96 tokens). Three requests of 16 prompt tokens take a block each, then
+    // a second block each at their first decode (context 16 fills the first): 6 blocks.
+    let mut s = small(7, 64, 8);
+    let ids: Vec<usize> = (0..3)
+        .map(|_| {
+            let id = s.add_request(16, 30);
+            s.arrive(id);
+            id
+        })
+        .collect();
+    let d = s.add_request(16, 4); // arrives later, waits behind
+    step(&mut s); // prefill A, B, C
+    s.arrive(d);
+    // 16 decode steps: contexts 16 → 32, all six blocks in use, D cannot be admitted.
+    for _ in 0..16 {
+        let b = step(&mut s);
+        assert!(b.prefill.is_empty(), "D never fits while A, B, C run");
+    }
+    assert_eq!(s.computed_tokens(ids[2]), 32);
+    // Context 32 fills two blocks each: three new blocks are needed, none is free. vLLM pops
+    // the last admitted (C), frees its two blocks, and A and B take one each.
+    let b = step(&mut s);
+    assert_eq!(b.retracted, vec![ids[2]]);
+    assert_eq!(b.shape.decode_reqs, 2);
+    assert!(
+        b.prefill.is_empty(),
+        "no admission in a step that preempted"
+    );
+    assert_eq!(s.phase(ids[2]), Phase::Waiting);
+    assert_eq!(s.output_tokens(ids[2]), 17, "its outputs are kept");
+    // C went to the FRONT of the waiting queue, ahead of D (SGLang appends to the tail).
+    assert_eq!(s.waiting_ids().collect::<Vec<_>>(), vec![ids[2], d]);
+    // A and B finish at 30 outputs (13 more steps, before their contexts reach 48 and would
+    // need a fourth block); C (33 tokens: 16 prompt + 17 outputs, 3 blocks) is admitted as
+    // soon as their blocks are free, its cached blocks having been evicted to make room for
+    // A and B's third blocks.
+    let mut recompute = None;
+    for _ in 0..40 {
+        let b = step(&mut s);
+        if let Some(p) = b.prefill.iter().find(|p| p.id == ids[2]) {
+            recompute = Some((p.extend, p.prefix, p.last_chunk));
+            break;
+        }
+    }
+    assert_eq!(recompute, Some((33, 0, true)));
+    assert_eq!(
+        s.output_tokens(ids[2]),
+        18,
+        "the recompute yields its 18th token"
+    );
+}
+
+#[test]
+fn max_num_seqs_caps_the_running_requests() {
+    let mut s = small(101, 64, 2);
+    for _ in 0..3 {
+        let id = s.add_request(8, 3);
+        s.arrive(id);
+    }
+    let b = step(&mut s);
+    assert_eq!(
+        b.prefill.len(),
+        2,
+        "budget left (48 tokens) but max_num_seqs is 2"
+    );
+    assert_eq!((s.running_len(), s.waiting_len()), (2, 1));
+    // The third is admitted only when one finishes (3 outputs: after 2 decode steps).
+    let b = step(&mut s);
+    assert!(b.prefill.is_empty());
+    let b = step(&mut s);
+    assert!(b.prefill.is_empty());
+    let b = step(&mut s);
+    assert_eq!(b.prefill.len(), 1);
+}
+
+fn scenario(server: ServerFlags, client: ClientFlags) -> Scenario {
+    let mut sc = Scenario::resolve(
+        &ScenarioFile::default(),
+        Some("h100-sxm5-80gb"),
+        Some("qwen2.5-0.5b"),
+        &server,
+        &client,
+    )
+    .unwrap();
+    sc.check_invariants = true;
+    sc
+}
+
+fn client(n: u64, input: u64, output: u64) -> ClientFlags {
+    ClientFlags {
+        num_prompts: Some(n),
+        random_input_len: Some(input),
+        random_output_len: Some(output),
+        random_range_ratio: Some(1.0),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_crowded_vllm_run_preempts_and_still_serves_every_token() {
+    let server = ServerFlags {
+        engine: Some("vllm".into()),
+        num_gpu_blocks_override: Some(60),
+        max_model_len: Some(512),
+        ..Default::default()
+    };
+    let sc = scenario(server, client(64, 200, 200));
+    let out = run(&sc).unwrap();
+    assert_eq!(out.metrics.completed, 64);
+    assert_eq!(out.metrics.total_output_tokens, 64 * 200);
+    assert!(
+        out.stats.sched.retractions > 0,
+        "59 blocks cannot hold 64 × 400 tokens"
+    );
+    assert!(out.stats.sched.max_running <= 1024);
+    let again = run(&sc).unwrap();
+    assert_eq!(format!("{:?}", out.metrics), format!("{:?}", again.metrics));
+}
+
+#[test]
+fn backend_vllm_alone_selects_the_vllm_engine() {
+    let sc = scenario(
+        ServerFlags::default(),
+        ClientFlags {
+            backend: Some("vllm".into()),
+            ..client(8, 100, 10)
+        },
+    );
+    assert!(sc.server.vllm.is_some());
+    let out = run(&sc).unwrap();
+    assert_eq!(out.metrics.completed, 8);
+}
+
+#[test]
+fn each_engine_refuses_the_other_engines_flags_in_one_line() {
+    common::fails_with(
+        &[
+            "run",
+            "--engine",
+            "vllm",
+            "--mem-fraction-static",
+            "0.8",
+            "--model",
+            "qwen2.5-0.5b",
+            "--hardware",
+            "h100-sxm5-80gb",
+        ],
+        &["--mem-fraction-static", "SGLang flag"],
+    );
+    common::fails_with(
+        &[
+            "run",
+            "--max-num-seqs",
+            "8",
+            "--model",
+            "qwen2.5-0.5b",
+            "--hardware",
+            "h100-sxm5-80gb",
+        ],
+        &["--max-num-seqs", "--engine vllm"],
+    );
+    common::fails_with(
+        &[
+            "run",
+            "--engine",
+            "vllm",
+            "--vllm-version",
+            "0.6.3",
+            "--model",
+            "qwen2.5-0.5b",
+            "--hardware",
+            "h100-sxm5-80gb",
+        ],
+        &["V0", "0.8.0"],
+    );
+}
+
+#[test]
+fn a_sweep_compares_the_engines_point_by_point() {
+    use servesim::sweep::grid::Grid;
+    use servesim::sweep::Sweep;
+    let flags: Vec<(String, String)> = [
+        ("hardware", "h100-sxm5-80gb"),
+        ("model", "qwen2.5-0.5b"),
+        ("num-prompts", "64"),
+        ("random-input-len", "256"),
+        ("random-output-len", "64"),
+        ("random-range-ratio", "1"),
+        ("engine", "sglang,vllm"),
+    ]
+    .iter()
+    .map(|(f, v)| (f.to_string(), v.to_string()))
+    .collect();
+    let sweep = Sweep {
+        file: ScenarioFile::default(),
+        scenario: None,
+        grid: Grid::parse(&flags).unwrap(),
+    };
+    let out = sweep.run(None, &|| {});
+    let engines: Vec<String> = out
+        .rows
+        .iter()
+        .map(|r| r.deployment.as_ref().expect("resolved").engine.clone())
+        .collect();
+    assert_eq!(engines, vec!["sglang", "vllm"]);
+    assert!(out.rows.iter().all(|r| r.error.is_none()), "{:?}", out.rows);
+    // vLLM sizes its KV cache differently (0.92 of total memory, in 16-token blocks).
+    let pools: Vec<u64> = out
+        .rows
+        .iter()
+        .map(|r| r.deployment.as_ref().unwrap().kv_pool_tokens)
+        .collect();
+    assert_ne!(pools[0], pools[1]);
+    assert_eq!(pools[1] % 16, 0);
+}
+
+#[test]
+fn the_kernel_backend_prices_a_vllm_server_with_vllms_kernels() {
+    use servesim::cost::BatchShape;
+    let kernels = |engine: &str| {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some(engine.into()),
+                cost_model: Some("kernels".into()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        sc.step_cost().unwrap()
+    };
+    let (sglang, vllm) = (kernels("sglang"), kernels("vllm"));
+    let shape = BatchShape {
+        decode_reqs: 64,
+        decode_ctx_sum: 64 * 2048,
+        graph_bs: Some(64),
+        ..Default::default()
+    };
+    let text = |b: &servesim::cost::breakdown::StepBreakdown| {
+        b.items
+            .iter()
+            .map(|i| i.detail.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let v = text(&vllm.explain(&shape));
+    assert!(v.contains("h100_sxm_vllm vllm 0.24.0"), "{v}");
+    assert!(v.contains("lane fa3"), "{v}");
+    let s = text(&sglang.explain(&shape));
+    assert!(s.contains("h100_sxm sglang 0.5.14"), "{s}");
+    // Different measured kernels: the same step has a different price.
+    assert_ne!(
+        sglang.step_time(&shape).gpu_ns,
+        vllm.step_time(&shape).gpu_ns
+    );
+}
