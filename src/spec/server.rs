@@ -82,7 +82,7 @@ pub struct ServerFlags {
     pub enable_dp_attention: bool,
     /// Speculative decoding (`--speculative-*`; in a scenario file, a `speculative:` map).
     #[command(flatten)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "SpeculativeFlags::is_unset")]
     pub speculative: SpeculativeFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
     /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,

@@ -7,7 +7,7 @@
 //! Acceptance is an input, not something the simulator can derive: SGLang's own
 //! `SGLANG_SIMULATE_ACC_LEN=L` (`SIMULATE_ACC_LEN` before 0.5.3) runs the real kernels at a fixed
 //! accept length, and is how a user measures the cost side on their own hardware.
-use super::bundled::load_model;
+use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
 use super::version::Version;
 use crate::error::{Error, Result};
@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct SpeculativeFlags {
-    /// EAGLE, EAGLE3, NEXTN (DeepSeek MTP), STANDALONE or NGRAM (default: off).
+    /// EAGLE, EAGLE3, NEXTN (DeepSeek MTP), STANDALONE or NGRAM (default: off; NONE turns it
+    /// off, so a sweep or plan grid can compare NONE,EAGLE3).
     #[arg(long, alias = "speculative-algo")]
     pub speculative_algorithm: Option<String>,
     /// Draft model: a bundled name (e.g. qwen3-8b-eagle3), a model YAML or an HF config.json
@@ -44,6 +45,11 @@ pub struct SpeculativeFlags {
 }
 
 impl SpeculativeFlags {
+    /// No speculative flag given (the group is left out when flags are serialized).
+    pub fn is_unset(&self) -> bool {
+        self == &SpeculativeFlags::default()
+    }
+
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &SpeculativeFlags) -> SpeculativeFlags {
         macro_rules! pick {
@@ -202,6 +208,11 @@ impl SpeculativeConfig {
             }
             return Ok(None);
         };
+        if name.eq_ignore_ascii_case("none") {
+            // servesim's spelling of "off", so one sweep/plan grid can compare with and without
+            // speculation; the other --speculative-* flags are then ignored.
+            return Ok(None);
+        }
         let algorithm = SpecAlgorithm::parse(name).ok_or_else(|| Error::Unknown {
             kind: "speculative algorithm",
             name: name.into(),
@@ -413,7 +424,17 @@ fn resolve_draft(
                 ),
             ))
         }
-        Some(p) => load_model(p)?,
+        Some(p) => load_model(p).map_err(|e| match e {
+            Error::Unknown { name, .. } => Error::Unknown {
+                kind: "draft model",
+                name,
+                available: format!(
+                    "{} (or a model YAML / config.json)",
+                    draft_model_names().join(", ")
+                ),
+            },
+            e => e,
+        })?,
     };
     if draft.vocab_size != target.vocab_size {
         return Err(bad(
