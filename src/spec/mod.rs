@@ -9,6 +9,7 @@ pub mod model;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod speculative;
+pub mod speculative_rules;
 pub mod version;
 pub mod workload;
 pub mod yaml_numbers;
