@@ -415,3 +415,27 @@ fn sweep_varies_speculative_flags() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Physics with a draft: a speculative iteration never gets cheaper with more batch or context,
+/// costs more than the plain decode it replaces, and an H200 is never slower than an H100.
+#[test]
+fn speculative_steps_obey_the_physics_laws() {
+    let c = client(1, 10, 10, 1);
+    let flags = eagle3(Some(3.0), Some(3));
+    let h100 = scenario(H100, "qwen3-8b", &flags, &c);
+    let h200 = scenario("h200-sxm-141gb", "qwen3-8b", &flags, &c);
+    let plain = scenario(H100, "qwen3-8b", &ServerFlags::default(), &c);
+    for bs in [1, 4, 16, 48, 64] {
+        for ctx in [128, 4096] {
+            let a = decode_step_ns(&h100, bs, ctx);
+            assert!(a > decode_step_ns(&plain, bs, ctx), "bs {bs} ctx {ctx}");
+            assert!(decode_step_ns(&h200, bs, ctx) <= a * (1.0 + 1e-9));
+            assert!(decode_step_ns(&h100, bs * 2, ctx) >= a);
+            assert!(decode_step_ns(&h100, bs, ctx * 2) >= a);
+        }
+    }
+    // Same inputs, same bytes.
+    let c = client(24, 200, 150, 6);
+    let sc = scenario(H100, "qwen3-8b", &flags, &c);
+    assert_eq!(run(&sc).unwrap().metrics, run(&sc).unwrap().metrics);
+}

@@ -33,7 +33,6 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
 bundle!(MODELS, MODEL_DIR = "models":
     "qwen2.5-0.5b",
     "qwen3-8b",
-    "qwen3-8b-eagle3",
     "qwen3-32b",
     "qwen3-30b-a3b",
     "qwen3-235b-a22b",
@@ -44,6 +43,17 @@ bundle!(MODELS, MODEL_DIR = "models":
     "llama-3.1-8b",
     "llama-3.1-70b",
 );
+
+// Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name
+// like the models, but not servable models themselves, so not in `model_names`.
+bundle!(DRAFT_MODELS, DRAFT_DIR = "models/draft":
+    "qwen3-8b-eagle3",
+);
+
+/// Names of the bundled draft heads.
+pub fn draft_model_names() -> Vec<&'static str> {
+    names(DRAFT_MODELS)
+}
 
 fn names(table: &[(&'static str, &'static str)]) -> Vec<&'static str> {
     table.iter().map(|(n, _)| *n).collect()
@@ -151,6 +161,12 @@ pub fn model_from_path(path: &str) -> Option<&'static str> {
 /// A Hugging Face id that is no file here (`Qwen/Qwen3-8B`) maps to the bundled model it
 /// names ([`model_from_path`]).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
+    if let Some(text) = lookup(DRAFT_MODELS, name_or_path) {
+        let origin = PathBuf::from(format!("<bundled>/{DRAFT_DIR}/{name_or_path}.yaml"));
+        let model: ModelSpec = from_yaml_str(text, &origin)?;
+        model.validate(&origin.display().to_string())?;
+        return Ok(model);
+    }
     let name_or_path = match model_from_path(name_or_path) {
         Some(bundled)
             if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() =>

@@ -11,6 +11,7 @@ pub mod pd;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod speculative;
+pub mod speculative_rules;
 pub mod version;
 pub mod vllm;
 pub mod vllm_client;

@@ -4,7 +4,11 @@
 use super::defaults::{self, DefaultsInput};
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
-use super::speculative::{self, SpecAlgorithm, SpeculativeConfig, SpeculativeFlags};
+use super::speculative::{SpeculativeConfig, SpeculativeFlags};
+use super::speculative_rules::{
+    self as speculative, check_draft_fits, check_spec_constraints, page_size_hint,
+    spec_pool_headroom,
+};
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -82,7 +86,7 @@ pub struct ServerFlags {
     pub enable_dp_attention: bool,
     /// Speculative decoding (`--speculative-*`; in a scenario file, a `speculative:` map).
     #[command(flatten)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "SpeculativeFlags::is_unset")]
     pub speculative: SpeculativeFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
     /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
@@ -502,9 +506,9 @@ impl ServerConfig {
             kv_pool_tokens += spec_pool_headroom(s, version, flags.max_running_requests)?;
             notes_spec = check_spec_constraints(
                 s,
-                flags,
+                flags.enable_mixed_chunk,
                 version,
-                page_size_hint(flags, &attention_backend),
+                page_size_hint(flags.page_size, &attention_backend),
                 &attention_backend,
                 dp_attention,
             )?;
@@ -644,125 +648,4 @@ fn positive_flag(flag: &str, v: Option<u64>) -> Result<Option<u64>> {
         )),
         o => Ok(o),
     }
-}
-
-/// The page size the flags give or the backend forces (for the speculative checks, which run
-/// before the page size is validated).
-fn page_size_hint(flags: &ServerFlags, backend: &str) -> u64 {
-    flags
-        .page_size
-        .unwrap_or_else(|| defaults::page_size(backend))
-}
-
-/// Extra target-pool tokens SGLang ≤ 0.5.6 adds so draft and target share indices
-/// (`init_memory_pool`: `max_num_reqs·K·k + max_num_reqs·N + 100`; removed in 0.5.7, PR #15748);
-/// NGRAM has no draft pool.
-fn spec_pool_headroom(
-    s: &SpeculativeConfig,
-    version: Version,
-    user_running: Option<u64>,
-) -> Result<u64> {
-    if s.algorithm == SpecAlgorithm::Ngram || version >= Version::new(0, 5, 7) {
-        return Ok(0);
-    }
-    let reqs = positive_flag("--max-running-requests", user_running)?
-        .unwrap_or_else(|| speculative::default_max_running_requests(version));
-    Ok(if version >= Version::post(0, 4, 3, 3) {
-        reqs * s.num_steps * s.topk + reqs * s.num_draft_tokens + 100
-    } else {
-        reqs * s.num_steps + 100
-    })
-}
-
-/// What SGLang refuses or forces around speculation (reference §1.4): top-k > 1 with paged KV
-/// only on flashinfer/fa3 (0.5.2+; silently k = 1 in 0.4.4.post4–0.4.8), never on trtllm_mha;
-/// no DP attention for STANDALONE / NGRAM. Returns notes for what was forced.
-fn check_spec_constraints(
-    s: &mut SpeculativeConfig,
-    flags: &ServerFlags,
-    version: Version,
-    page_size: u64,
-    backend: &str,
-    dp_attention: bool,
-) -> Result<Vec<String>> {
-    let mut notes = Vec::new();
-    let flag = "--speculative-eagle-topk";
-    if s.topk > 1 && s.algorithm != SpecAlgorithm::Ngram {
-        if backend == "trtllm_mha" {
-            return Err(Error::invalid(
-                flag,
-                "speculative_eagle_topk",
-                format!(
-                    "the trtllm_mha attention backend supports only top-k 1, got {}",
-                    s.topk
-                ),
-            ));
-        }
-        if page_size > 1 {
-            let ok: &[&str] = if version >= Version::new(0, 5, 6) {
-                &["flashinfer", "fa3"]
-            } else {
-                &["flashinfer"]
-            };
-            if version >= Version::new(0, 5, 2) && !ok.contains(&backend) {
-                return Err(Error::invalid(
-                    flag,
-                    "speculative_eagle_topk",
-                    format!(
-                        "top-k {} with page size {page_size} needs the {} attention backend                          (SGLang {version}), got {backend}",
-                        s.topk,
-                        ok.join(" or ")
-                    ),
-                ));
-            }
-            if version >= Version::post(0, 4, 4, 4) && version < Version::new(0, 4, 9) {
-                notes.push(format!(
-                    "speculative top-k {} forced to 1 by page size {page_size} (SGLang {version})",
-                    s.topk
-                ));
-                s.topk = 1;
-                s.num_draft_tokens = s.num_steps + 1;
-            }
-        }
-    }
-    if dp_attention
-        && matches!(
-            s.algorithm,
-            SpecAlgorithm::Standalone | SpecAlgorithm::Ngram
-        )
-    {
-        return Err(Error::invalid(
-            "--speculative-algorithm",
-            "speculative_algorithm",
-            format!(
-                "{} does not support --enable-dp-attention",
-                s.algorithm.name()
-            ),
-        ));
-    }
-    if flags.enable_mixed_chunk {
-        notes.push("--enable-mixed-chunk is forced off by speculative decoding".into());
-    }
-    Ok(notes)
-}
-
-/// The draft's weights and KV pool come out of what `mem_fraction_static` leaves free (they are
-/// loaded after the target's pool); SGLang runs out of memory when they do not fit.
-fn check_draft_fits(
-    s: &SpeculativeConfig,
-    draft_kv_bytes_per_token: f64,
-    pool_tokens: u64,
-    free0_gib: f64,
-    mem_fraction_static: f64,
-) -> Result<()> {
-    let need_gib =
-        (s.draft_weight_bytes_per_rank + draft_kv_bytes_per_token * pool_tokens as f64) / GIB;
-    let room_gib = free0_gib * (1.0 - mem_fraction_static);
-    if need_gib > room_gib {
-        return Err(Error::Impossible(format!(
-            "the {} draft's weights and KV pool need {need_gib:.1} GiB per rank but              mem_fraction_static {mem_fraction_static} leaves {room_gib:.1} GiB outside the              target's pool: lower --mem-fraction-static",
-            s.algorithm.name()
-        )));
-    }
-    Ok(())
 }

@@ -7,7 +7,7 @@
 //! Acceptance is an input, not something the simulator can derive: SGLang's own
 //! `SGLANG_SIMULATE_ACC_LEN=L` (`SIMULATE_ACC_LEN` before 0.5.3) runs the real kernels at a fixed
 //! accept length, and is how a user measures the cost side on their own hardware.
-use super::bundled::load_model;
+use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
 use super::version::Version;
 use crate::error::{Error, Result};
@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct SpeculativeFlags {
-    /// EAGLE, EAGLE3, NEXTN (DeepSeek MTP), STANDALONE or NGRAM (default: off).
+    /// EAGLE, EAGLE3, NEXTN (DeepSeek MTP), STANDALONE or NGRAM (default: off; NONE turns it
+    /// off, so a sweep or plan grid can compare NONE,EAGLE3).
     #[arg(long, alias = "speculative-algo")]
     pub speculative_algorithm: Option<String>,
     /// Draft model: a bundled name (e.g. qwen3-8b-eagle3), a model YAML or an HF config.json
@@ -44,6 +45,11 @@ pub struct SpeculativeFlags {
 }
 
 impl SpeculativeFlags {
+    /// No speculative flag given (the group is left out when flags are serialized).
+    pub fn is_unset(&self) -> bool {
+        self == &SpeculativeFlags::default()
+    }
+
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &SpeculativeFlags) -> SpeculativeFlags {
         macro_rules! pick {
@@ -202,6 +208,11 @@ impl SpeculativeConfig {
             }
             return Ok(None);
         };
+        if name.eq_ignore_ascii_case("none") {
+            // servesim's spelling of "off", so one sweep/plan grid can compare with and without
+            // speculation; the other --speculative-* flags are then ignored.
+            return Ok(None);
+        }
         let algorithm = SpecAlgorithm::parse(name).ok_or_else(|| Error::Unknown {
             kind: "speculative algorithm",
             name: name.into(),
@@ -273,19 +284,9 @@ impl SpeculativeConfig {
     }
 }
 
-fn bad(flag: &str, reason: impl Into<String>) -> Error {
+pub(super) fn bad(flag: &str, reason: impl Into<String>) -> Error {
     Error::invalid(flag, flag.trim_start_matches('-').replace('-', "_"), reason)
 }
-
-/// Architectures SGLang's `auto_choose_speculative_params` gives (3, 1, 4) from 0.4.7.
-const DEEPSEEK_ARCHS: &[&str] = &[
-    "DeepseekV2ForCausalLM",
-    "DeepseekV3ForCausalLM",
-    "DeepseekV32ForCausalLM",
-    "GptOssForCausalLM",
-    "BailingMoeForCausalLM",
-    "BailingMoeV2ForCausalLM",
-];
 
 /// (K, k, N): the user's, or `auto_choose_speculative_params` (reference §1.3), with what SGLang
 /// forces (k = 1 ⇒ N = K + 1 from 0.4.5.post3; NGRAM: k = 10 BFS breadth, N = 12 window).
@@ -354,6 +355,16 @@ fn choose_params(
     Ok((k_steps, topk, n))
 }
 
+/// Architectures SGLang's `auto_choose_speculative_params` gives (3, 1, 4) from 0.4.7.
+const DEEPSEEK_ARCHS: &[&str] = &[
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
+    "GptOssForCausalLM",
+    "BailingMoeForCausalLM",
+    "BailingMoeV2ForCausalLM",
+];
+
 /// `auto_choose_speculative_params` per version (reference §1.3); before 0.4.4.post4 the static
 /// defaults (5, 4, 8) (0.4.3.post3+) or (5, 8, 64).
 fn auto_params(algorithm: SpecAlgorithm, arch: &str, version: Version) -> (u64, u64, u64) {
@@ -413,7 +424,17 @@ fn resolve_draft(
                 ),
             ))
         }
-        Some(p) => load_model(p)?,
+        Some(p) => load_model(p).map_err(|e| match e {
+            Error::Unknown { name, .. } => Error::Unknown {
+                kind: "draft model",
+                name,
+                available: format!(
+                    "{} (or a model YAML / config.json)",
+                    draft_model_names().join(", ")
+                ),
+            },
+            e => e,
+        })?,
     };
     if draft.vocab_size != target.vocab_size {
         return Err(bad(
@@ -519,59 +540,6 @@ pub fn default_rate(a: SpecAlgorithm, dataset: &str) -> (f64, &'static str) {
     }
 }
 
-/// CUDA-graph batch sizes SGLang captures when speculation is on, before the request-pool
-/// clip (reference §1.4): 0.5.3+ `_generate_cuda_graph_batch_sizes`, earlier
-/// `get_batch_sizes_to_capture`.
-pub fn capture_batch_sizes(version: Version, gpu_mem_mib: f64, max_bs: Option<u64>) -> Vec<u64> {
-    let mut l: Vec<u64> = (1..=8).chain((10..=32).step_by(2)).collect();
-    if version >= Version::new(0, 5, 3) {
-        let top = if version >= Version::new(0, 5, 6) {
-            64
-        } else {
-            60
-        };
-        l.extend((40..=top).step_by(4));
-        l.extend((72..=256).step_by(8));
-        l.extend((272..=max_bs.unwrap_or(256).max(272)).step_by(16));
-    } else {
-        if version >= Version::new(0, 4, 7) {
-            l.extend([40, 48, 56]);
-            l.extend((80..=160).step_by(16));
-        } else {
-            l.extend((40..=152).step_by(16));
-        }
-        if gpu_mem_mib > 90.0 * 1024.0 {
-            l.extend((160..=256).step_by(8));
-        }
-        l.sort_unstable();
-        l.dedup();
-    }
-    if let Some(m) = max_bs {
-        l.retain(|&b| b <= m);
-    }
-    l
-}
-
-/// GPU memory SGLang reserves for the draft in its `mem_fraction_static` default, MiB
-/// (`_handle_gpu_memory_settings`, 0.4.8+: +2 GB for the EAGLE family, +6 GB STANDALONE,
-/// nothing for NGRAM).
-pub fn reserve_mib(a: SpecAlgorithm) -> f64 {
-    match a {
-        SpecAlgorithm::Standalone => 6.0 * 1024.0,
-        SpecAlgorithm::Ngram => 0.0,
-        _ => 2.0 * 1024.0,
-    }
-}
-
-/// `max_running_requests` SGLang sets when speculation is on and the user gives none.
-pub fn default_max_running_requests(version: Version) -> u64 {
-    if version >= Version::post(0, 4, 4, 4) {
-        48
-    } else {
-        32
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -591,17 +559,6 @@ mod tests {
         assert_eq!(auto_params(e, "Qwen3ForCausalLM", v("0.5.6")), (5, 4, 8));
         assert_eq!(auto_params(e, "Qwen3ForCausalLM", v("0.5.8")), (3, 1, 4));
         assert_eq!(auto_params(e, "LlamaForCausalLM", v("0.5.8")), (5, 4, 8));
-    }
-
-    #[test]
-    fn spec_capture_list_at_48_requests() {
-        let l = capture_batch_sizes(Version::new(0, 5, 6), 81559.0, Some(256));
-        let mut clipped: Vec<u64> = l.into_iter().filter(|&b| b <= 48).collect();
-        clipped.push(48);
-        clipped.dedup();
-        let mut want: Vec<u64> = (1..=8).chain((10..=32).step_by(2)).collect();
-        want.extend([40, 44, 48]);
-        assert_eq!(clipped, want);
     }
 
     #[test]
