@@ -87,6 +87,13 @@ impl Scenario {
         let engine = engine::engine_for(&server_flags, client_flags.backend.as_deref())?;
         let mut server = engine::resolve(engine, &server_flags, &hardware, &model)?;
         let pd = PdConfig::resolve(&file.pd, &server_flags, &hardware, &model)?;
+        if pd.is_some() && engine == engine::Engine::Vllm {
+            return Err(Error::invalid(
+                "--disaggregation",
+                "disaggregation",
+                "PD disaggregation is modelled for SGLang's servers only; drop --engine vllm",
+            ));
+        }
         let client = ClientConfig::resolve(&client_flags, server.version)?;
         if let Some(spec) = server.speculative.as_mut() {
             spec.set_default_acceptance(&client.dataset_name);

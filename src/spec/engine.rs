@@ -84,6 +84,10 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
     add(f.sglang_version.is_some(), "--sglang-version");
     add(f.load_balance_method.is_some(), "--load-balance-method");
     add(f.enable_dp_attention, "--enable-dp-attention");
+    add(
+        !f.speculative.is_unset(),
+        "--speculative-algorithm (servesim models speculative decoding for SGLang only)",
+    );
     v
 }
 

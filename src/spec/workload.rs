@@ -343,39 +343,31 @@ pub const VLLM_CLIENT_BACKENDS: &[&str] = &[
     "lmdeploy",
 ];
 
-/// bench_serving's other `--backend` values (0.5.x `ASYNC_REQUEST_FUNCS`): other servers.
-pub const OTHER_BACKENDS: &[&str] = &[
-    "vllm",
-    "vllm-chat",
-    "lmdeploy",
-    "lmdeploy-chat",
-    "trt",
-    "gserver",
-    "truss",
-];
+/// bench_serving's `--backend` values that drive a vLLM server (`--engine vllm`).
+pub const VLLM_BACKENDS: &[&str] = &["vllm", "vllm-chat"];
 
-/// Accepts the backends that drive SGLang; refuses the others with one line (a vLLM server
-/// is simulated by `--engine vllm` once that engine exists, not by `--backend`).
+/// bench_serving's other `--backend` values (0.5.x `ASYNC_REQUEST_FUNCS`): other servers.
+pub const OTHER_BACKENDS: &[&str] = &["lmdeploy", "lmdeploy-chat", "trt", "gserver", "truss"];
+
+/// Accepts the backends that drive SGLang or vLLM (`--backend vllm` selects the vLLM engine
+/// unless `--engine` says otherwise: `spec::engine::engine_for`); refuses the others with one
+/// line.
 fn check_backend(backend: &str) -> Result<()> {
-    if SGLANG_BACKENDS.contains(&backend) {
+    if SGLANG_BACKENDS.contains(&backend) || VLLM_BACKENDS.contains(&backend) {
         return Ok(());
     }
-    let reason = if backend.starts_with("vllm") {
+    let reason = if OTHER_BACKENDS.contains(&backend) {
         format!(
-            "bench_serving's `{backend}` drives a vLLM server; this servesim simulates SGLang \
-             only (a vLLM server needs --engine vllm, not in this build); for the same OpenAI \
-             client against SGLang use --backend sglang-oai"
-        )
-    } else if OTHER_BACKENDS.contains(&backend) {
-        format!(
-            "bench_serving's `{backend}` drives another server; servesim simulates SGLang \
-             (backends: {})",
-            SGLANG_BACKENDS.join(", ")
+            "bench_serving's `{backend}` drives another server; servesim simulates SGLang and \
+             vLLM (backends: {}, {})",
+            SGLANG_BACKENDS.join(", "),
+            VLLM_BACKENDS.join(", ")
         )
     } else {
         format!(
-            "unknown backend; bench_serving's SGLang backends: {}",
-            SGLANG_BACKENDS.join(", ")
+            "unknown backend; bench_serving's SGLang and vLLM backends: {}, {}",
+            SGLANG_BACKENDS.join(", "),
+            VLLM_BACKENDS.join(", ")
         )
     };
     Err(Error::invalid(
@@ -504,7 +496,13 @@ impl ClientConfig {
             ));
         }
         // vLLM's clients default to seed 0 and 128 output tokens.
-        let seed = bounded("seed", f.seed, if kind.is_vllm() { 0 } else { 1 }, 0, MAX_SEED)?;
+        let seed = bounded(
+            "seed",
+            f.seed,
+            if kind.is_vllm() { 0 } else { 1 },
+            0,
+            MAX_SEED,
+        )?;
         if let Some(us) = f
             .client_send_us
             .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))

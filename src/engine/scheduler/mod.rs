@@ -5,8 +5,8 @@
 pub mod adder;
 pub mod config;
 mod decode;
-pub mod speculative;
 mod prebuilt;
+pub mod speculative;
 
 use super::admission::AdmissionLimits;
 use super::kv::KvPool;
