@@ -22,7 +22,10 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`;
+//! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
+//!   per-stage times), the decode side's pre-allocation and PREBUILT steps in
+//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;
