@@ -33,7 +33,10 @@
 //! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
 //!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`), scheduled in
 //!   `engine::vllm` (`schedule.rs`: budget, preemption, admission), driven through
-//!   `engine::dispatch::EngineScheduler`.
+//!   `engine::dispatch::EngineScheduler`;
+//! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
+//!   per-stage times), the decode side's pre-allocation and PREBUILT steps in
+//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;

@@ -181,3 +181,29 @@ fn pd_flags_are_checked() {
         "pd_transfer",
     );
 }
+
+#[test]
+fn plan_prices_each_side_and_names_the_bottleneck_side() {
+    // A mixed fleet: one H100 TP2 prefill server and two H200 TP1 decode servers, each GPU at
+    // its own profile's price.
+    let sc = scenario(&format!(
+        "{LLAMA} --disaggregation --prefill-tp 2 --decode-hardware h200-sxm-141gb --decode-replicas 2"
+    ));
+    let pd = sc.pd.as_ref().unwrap();
+    assert_eq!(pd.devices(), 4);
+    let price = |hw: &str| load_hardware(hw).unwrap().cost_per_device_hour_usd.unwrap();
+    let expect = 2.0 * price("h100-sxm5-80gb") + 2.0 * price("h200-sxm-141gb");
+    let got = servesim::plan::pd::cost_per_hour(&Default::default(), pd).unwrap();
+    assert!((got - expect).abs() < 1e-9, "{got} vs {expect}");
+    // Saturated (closed loop): one prefill server feeding four decode servers is prefill-bound;
+    // four prefill servers feeding one decode server capped at 8 running are decode-bound.
+    let load = "--num-prompts 120 --random-input-len 1500 --random-output-len 100 --random-range-ratio 1 --request-rate inf --disaggregation";
+    let p_bound = sim(&format!(
+        "{LLAMA} {load} --prefill-replicas 1 --decode-replicas 4"
+    ));
+    let d_bound = sim(&format!(
+        "{LLAMA} {load} --prefill-replicas 4 --decode-replicas 1 --decode-max-running-requests 8"
+    ));
+    assert_eq!(p_bound.pd.unwrap().bottleneck, "prefill");
+    assert_eq!(d_bound.pd.unwrap().bottleneck, "decode");
+}
