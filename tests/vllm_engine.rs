@@ -156,6 +156,23 @@ fn the_long_prefill_threshold_caps_each_chunk() {
         b.prefill.iter().map(|p| p.extend).collect::<Vec<_>>(),
         vec![16, 16]
     );
+    // A lone request: uncapped from 0.31 (it takes the whole 40), capped before.
+    for (version, expect) in [("0.33.0", 40), ("0.30.0", 16)] {
+        let flags = ServerFlags {
+            num_gpu_blocks_override: Some(101),
+            max_num_batched_tokens: Some(64),
+            max_num_seqs: Some(8),
+            max_model_len: Some(64),
+            long_prefill_token_threshold: Some(16),
+            vllm_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+        let mut s = VllmScheduler::new(&cfg, None).unwrap();
+        let id = s.add_request(40, 4);
+        s.arrive(id);
+        assert_eq!(step(&mut s).prefill[0].extend, expect, "vLLM {version}");
+    }
 }
 
 #[test]

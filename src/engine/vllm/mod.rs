@@ -22,6 +22,7 @@ use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Member, Running};
 use super::scheduler::{SchedStats, StepResult};
 use crate::spec::server::ServerConfig;
+use crate::spec::vllm::defaults;
 use std::collections::{BTreeSet, VecDeque};
 
 /// Prefix-cache key of a request's own blocks (kept cached after a preemption so its
@@ -36,6 +37,8 @@ pub struct VllmSchedConfig {
     pub max_num_batched_tokens: u64,
     /// 0 = off.
     pub long_prefill_token_threshold: u64,
+    /// The threshold is not applied when one request is running or waiting in all (0.31+).
+    pub lone_request_uncapped: bool,
     pub prefix_caching: bool,
     /// Admission needs blocks for the whole sequence (0.19+).
     pub full_sequence_must_fit: bool,
@@ -54,6 +57,7 @@ impl VllmSchedConfig {
             max_num_seqs: v.max_num_seqs,
             max_num_batched_tokens: v.max_num_batched_tokens,
             long_prefill_token_threshold: v.long_prefill_token_threshold,
+            lone_request_uncapped: v.version >= defaults::LONE_REQUEST_UNCAPPED_SINCE,
             prefix_caching: v.prefix_caching,
             full_sequence_must_fit: v.full_sequence_must_fit,
             kv_pool_tokens: v.usable_blocks() * v.block_size,
@@ -92,6 +96,8 @@ pub struct VllmScheduler {
     groups: IdMap<(u64, u64)>,
     kv: KvPool,
     join_seq: u64,
+    /// This step's scheduler holds one request in all (the long-prefill cap is off, 0.31+).
+    alone: bool,
     window: Option<u64>,
     stats: SchedStats,
     finished_scratch: Vec<Member>,
@@ -113,6 +119,7 @@ impl VllmScheduler {
             groups: IdMap::default(),
             kv: KvPool::new(cfg.kv_pool_tokens),
             join_seq: 0,
+            alone: false,
             window,
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),

@@ -21,6 +21,7 @@ impl VllmScheduler {
     /// The next step's batch, or `None` when nothing can run.
     pub fn next_batch(&mut self) -> Option<Batch> {
         self.reqs.trim();
+        self.alone = self.cfg.lone_request_uncapped && self.load() == 1;
         let b = self.cfg.block_size;
         let mut budget = self.cfg.max_num_batched_tokens;
         let mut retracted = Vec::new();
@@ -110,11 +111,15 @@ impl VllmScheduler {
         })
     }
 
-    /// Tokens one request prefills now: the rest, capped by the long-prefill threshold and
-    /// the budget left.
+    /// Tokens one request prefills now: the rest, capped by the long-prefill threshold (not
+    /// for a lone request from 0.31) and the budget left.
     fn chunk(&self, rest: u64, budget: u64) -> u64 {
         let t = self.cfg.long_prefill_token_threshold;
-        let capped = if t > 0 && rest > t { t } else { rest };
+        let capped = if t > 0 && rest > t && !self.alone {
+            t
+        } else {
+            rest
+        };
         capped.min(budget)
     }
 

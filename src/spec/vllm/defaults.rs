@@ -66,6 +66,10 @@ pub const FULL_SEQUENCE_MUST_FIT_SINCE: Version = v(0, 19, 0);
 /// answering HTTP 400 (`get_max_tokens`@0.32.0).
 pub const CLIPS_MAX_TOKENS_SINCE: Version = v(0, 32, 0);
 
+/// First version that skips the long-prefill cap when one request is running or waiting in
+/// all (`schedule`@0.31+: a lone request may take the whole budget).
+pub const LONE_REQUEST_UNCAPPED_SINCE: Version = v(0, 31, 0);
+
 /// Default KV block size: 16 on CUDA (`platforms/cuda.py`), forced by the MLA backends:
 /// FlashMLA 64 on Hopper (0.8.5+), CUTLASS-MLA 128 on Blackwell (0.11+), Triton-MLA 16 else.
 pub fn block_size(arch: Arch, mla: bool, version: Version) -> u64 {
