@@ -99,3 +99,91 @@ fn a_client_flag_overrides_one_field_of_the_bundled_default() {
         "Max request concurrency:                 not set"
     );
 }
+
+/// The keys of a JSONL line in their written order (top level only: each key is followed by
+/// `": "` and preceded by `{"` or `, "`).
+fn top_level_keys(line: &str, candidates: &[&str]) -> Vec<String> {
+    let mut found: Vec<(usize, String)> = candidates
+        .iter()
+        .filter_map(|k| {
+            let pos = [format!("{{\"{k}\": "), format!(", \"{k}\": ")]
+                .iter()
+                .filter_map(|p| line.find(p.as_str()))
+                .min()?;
+            Some((pos, k.to_string()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, k)| k).collect()
+}
+
+#[test]
+fn output_file_appends_bench_servings_keys_per_version() {
+    // Transcribed from sglang's python/sglang/bench_serving.py, `benchmark()`, the
+    // `result = {...}` dict written by `file.write(json.dumps(result_for_dump) + "\n")`:
+    // 0.5.6+ (the version with `max_output_tokens_per_s`, `tag`, `server_info`):
+    let since_056 = "tag backend dataset_name request_rate max_concurrency sharegpt_output_len \
+        random_input_len random_output_len random_range_ratio server_info duration completed \
+        total_input_tokens total_input_text_tokens total_input_vision_tokens total_output_tokens \
+        total_output_tokens_retokenized request_throughput input_throughput output_throughput \
+        total_throughput mean_e2e_latency_ms median_e2e_latency_ms std_e2e_latency_ms \
+        p90_e2e_latency_ms p99_e2e_latency_ms mean_ttft_ms median_ttft_ms std_ttft_ms p99_ttft_ms \
+        mean_tpot_ms median_tpot_ms std_tpot_ms p99_tpot_ms mean_itl_ms median_itl_ms std_itl_ms \
+        p95_itl_ms p99_itl_ms concurrency accept_length max_output_tokens_per_s \
+        max_concurrent_requests";
+    // The 0.4.x line (commit 0033168f, no tag/server_info/peaks/total_throughput):
+    let before_056 = "backend dataset_name request_rate max_concurrency sharegpt_output_len \
+        random_input_len random_output_len random_range_ratio duration completed \
+        total_input_tokens total_output_tokens total_output_tokens_retokenized request_throughput \
+        input_throughput output_throughput mean_e2e_latency_ms median_e2e_latency_ms \
+        std_e2e_latency_ms p99_e2e_latency_ms mean_ttft_ms median_ttft_ms std_ttft_ms p99_ttft_ms \
+        mean_tpot_ms median_tpot_ms std_tpot_ms p99_tpot_ms mean_itl_ms median_itl_ms std_itl_ms \
+        p95_itl_ms p99_itl_ms concurrency accept_length";
+    // `--output-details` adds `result_details` after them (`result | result_details`); servesim
+    // has no per-request ITLs (pooled), so `itls` is left out.
+    let details = "input_lens output_lens ttfts generated_texts errors";
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("h14-output-file.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let file = path.to_str().expect("utf-8 path");
+    exec(&[
+        "run",
+        "--num-prompts",
+        "5",
+        "--output-file",
+        file,
+        "--tag",
+        "a",
+    ])
+    .expect("runs");
+    exec(&[
+        "run",
+        "--num-prompts",
+        "5",
+        "--bench-version",
+        "0.5.1",
+        "--request-rate",
+        "4",
+        "--output-file",
+        file,
+        "--output-details",
+    ])
+    .expect("runs");
+    let text = std::fs::read_to_string(&path).expect("written");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "one line appended per run");
+    let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let all: Vec<String> = [since_056, details].iter().flat_map(|s| words(s)).collect();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    assert_eq!(top_level_keys(lines[0], &all), words(since_056));
+    // Python's json.dumps: `", "`/`": "` separators and a bare Infinity for rate inf.
+    assert!(lines[0].starts_with("{\"tag\": \"a\", \"backend\": \"sglang\", "));
+    assert!(lines[0].contains("\"request_rate\": Infinity, \"max_concurrency\": 64,"));
+    let expected: Vec<String> = words(before_056)
+        .into_iter()
+        .chain(words(details))
+        .collect();
+    assert_eq!(top_level_keys(lines[1], &all), expected);
+    let v: serde_json::Value = serde_json::from_str(lines[1]).expect("finite rate: strict JSON");
+    assert_eq!(v["input_lens"].as_array().map(Vec::len), Some(5));
+    assert_eq!(v["request_rate"], 4.0);
+}
