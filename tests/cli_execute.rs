@@ -187,3 +187,67 @@ fn output_file_appends_bench_servings_keys_per_version() {
     assert_eq!(v["input_lens"].as_array().map(Vec::len), Some(5));
     assert_eq!(v["request_rate"], 4.0);
 }
+
+#[test]
+fn a_pasted_bench_serving_command_runs_with_bench_servings_defaults() {
+    // Every flag of this line used to be refused (exit 2) or ignored; the server flags come
+    // from the launch_server half, the model from a Hugging Face id.
+    let pasted = "SGLANG_USE_MODELSCOPE=false python3 -m sglang.launch_server \
+        --model-path Qwen/Qwen3-8B --tp-size 2 --host 0.0.0.0 --port 30000 --trust-remote-code &\n\
+        python -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port 30000 \\\n\
+        --model Qwen/Qwen3-8B --tokenizer Qwen/Qwen3-8B --num-prompt 30 --disable-tqdm \
+        --apply-chat-template --extra-request-body '{\"temperature\": 0}' --lora-name a b";
+    let out = exec(&["run", "--", pasted]).expect("runs");
+    assert!(
+        out.starts_with("servesim: qwen3-8b on 2 × h100-sxm5-80gb (tp 2)"),
+        "{out}"
+    );
+    // No --max-concurrency and no --dataset-name in the paste: bench_serving's defaults
+    // (no cap, sharegpt), not the bundled scenario's (64, random).
+    assert_eq!(
+        cap_line(&out),
+        "Max request concurrency:                 not set"
+    );
+    let sharegpt = exec(&[
+        "run",
+        "--model",
+        "qwen3-8b",
+        "--tp",
+        "2",
+        "--dataset-name",
+        "sharegpt",
+        "--max-concurrency",
+        "0",
+        "--num-prompts",
+        "30",
+    ])
+    .expect("runs");
+    assert_eq!(out, sharegpt, "the paste means exactly these flags");
+    // Flags before `--` override the pasted ones.
+    let capped = exec(&["run", "--max-concurrency", "4", "--", pasted]).expect("runs");
+    assert_eq!(
+        cap_line(&capped),
+        "Max request concurrency:                 4"
+    );
+    // A command that is neither program, and flags that change the measurement, are refused.
+    let e = exec(&["run", "--", "ls -la"]).expect_err("refused");
+    assert_eq!(e.code, 2);
+    assert!(
+        e.message
+            .contains("neither `python -m sglang.bench_serving`"),
+        "{e}"
+    );
+    let e = exec(&[
+        "run",
+        "--",
+        "python -m sglang.bench_serving --disable-stream",
+    ])
+    .expect_err("refused");
+    assert_eq!(
+        e.message,
+        "error: --disable-stream: field `disable_stream`: changes what bench_serving measures \
+         in a way servesim does not model; remove it (or give bench_serving's default)"
+    );
+    let e = exec(&["run", "--backend", "vllm"]).expect_err("refused");
+    assert!(e.message.contains("--engine vllm"), "{e}");
+}
