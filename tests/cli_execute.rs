@@ -251,3 +251,29 @@ fn a_pasted_bench_serving_command_runs_with_bench_servings_defaults() {
     let e = exec(&["run", "--backend", "vllm"]).expect_err("refused");
     assert!(e.message.contains("--engine vllm"), "{e}");
 }
+
+#[test]
+fn profiles_show_the_facts_of_each_profile_and_model() {
+    let out = exec(&["profiles"]).expect("runs");
+    let row = |name: &str| -> Vec<String> {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name} in\n{out}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    // H100 SXM5 datasheet: 3.35 TB/s HBM3, 989 dense bf16 TFLOP/s, 1979 fp8.
+    assert_eq!(row("h100-sxm5-80gb")[2..5], ["3.35", "989", "1979"]);
+    // Qwen3-8B config.json: 36 layers, 8 KV heads of 128: 36 × 8 × 128 × 2 (K, V) × 2 bytes.
+    let q = row("qwen3-8b");
+    assert_eq!((q[1].as_str(), q[4].as_str()), ("36", "147456"));
+    // DeepSeek-V3: 671 B parameters; MLA caches 512 + 64 values a layer: 61 × 576 × 2 bytes.
+    let d = row("deepseek-v3");
+    assert_eq!((d[2].as_str(), d[4].as_str()), ("671.0", "70272"));
+    let json: serde_json::Value =
+        serde_json::from_str(&exec(&["profiles", "--output-format", "json"]).expect("runs"))
+            .expect("json");
+    let models = servesim::spec::bundled::model_names().len();
+    assert_eq!(json["models"].as_array().map(Vec::len), Some(models));
+}
