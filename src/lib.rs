@@ -22,7 +22,11 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`;
+//! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
+//!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
+//!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
+//!   `spec::bundled::model_from_path`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;
