@@ -36,7 +36,11 @@
 //!   `engine::dispatch::EngineScheduler`;
 //! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
 //!   per-stage times), the decode side's pre-allocation and PREBUILT steps in
-//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`.
+//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`;
+//! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
+//!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
+//!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
+//!   `spec::bundled::model_from_path`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;

@@ -232,9 +232,11 @@ def validate(manifest: "os.PathLike[str] | str | None" = None) -> Dict[str, Any]
 
 
 def profiles() -> Dict[str, List[str]]:
-    """The bundled hardware profiles and models (``servesim profiles``)."""
-    found: Dict[str, List[str]] = {}
-    for line in cli("profiles").splitlines():
-        key, _, names = line.partition(":")
-        found[key.strip()] = [n.strip() for n in names.split(",") if n.strip()]
-    return found
+    """The names of the bundled hardware profiles and models; their facts (memory, bandwidth,
+    peaks, price; layers, parameters, KV bytes per token) are in
+    ``servesim profiles --output-format json``."""
+    data = json.loads(cli("profiles", "--output-format", "json"))
+    return {
+        "hardware": [h["name"] for h in data["hardware"]],
+        "models": [m["name"] for m in data["models"]],
+    }

@@ -9,6 +9,7 @@ mod merge;
 mod paste;
 mod plan;
 mod print;
+mod profiles;
 mod replay;
 mod report;
 mod run;
@@ -53,8 +54,9 @@ enum Command {
     Report(Box<report::ReportArgs>),
     /// Join the JSON files of a sharded sweep.
     Merge(merge::MergeArgs),
-    /// List the bundled hardware profiles and models.
-    Profiles,
+    /// The bundled hardware profiles (memory, bandwidth, peak FLOP/s, price) and models
+    /// (layers, parameters, weights, KV bytes per token).
+    Profiles(profiles::ProfilesArgs),
 }
 
 /// The flags of one simulated run that are not scenario facts, shared by `run` and
@@ -179,13 +181,6 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<()> {
         Command::Plan(a) => plan::plan(&a, out),
         Command::Report(a) => report::report(&a, out),
         Command::Merge(a) => merge::merge(&a, out),
-        Command::Profiles => print::emit(
-            out,
-            &format!(
-                "hardware: {}\nmodels:   {}\n",
-                crate::spec::bundled::hardware_names().join(", "),
-                crate::spec::bundled::model_names().join(", ")
-            ),
-        ),
+        Command::Profiles(a) => profiles::profiles(&a, out),
     }
 }

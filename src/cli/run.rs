@@ -2,9 +2,11 @@
 //! bench_serving would print, as text or JSON; `--stats` adds the simulation's own cost.
 use super::print::{preamble, stats_text};
 use crate::error::Result;
+use crate::metrics::record::RunRecord;
+use crate::report::jsonl::{self, LineFacts, RequestDetails};
 use crate::report::{json, text};
 use crate::simulation::explain::explain_text;
-use crate::simulation::{run as simulate, RunOutput, Scenario};
+use crate::simulation::{run as simulate, run_with_record, RunOutput, Scenario};
 use crate::spec::workload::ScenarioFlags;
 use std::io::Write;
 use std::path::PathBuf;
@@ -82,7 +84,12 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     if sc.client.kind.is_vllm() {
         return run_vllm_client(a, &sc, out_w, wall);
     }
-    let out = simulate(&sc)?;
+    let (out, details) = if a.output_file.output_details {
+        let (out, record) = run_with_record(&sc)?;
+        (out, Some(request_details(&record)))
+    } else {
+        (simulate(&sc)?, None)
+    };
     for note in &out.notes {
         eprintln!("note: {note}");
     }
@@ -106,6 +113,20 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         )
     };
     super::print::emit(out_w, &report)?;
+    if let Some(path) = &a.output_file.output_file {
+        let facts = LineFacts {
+            header: &sc.header(),
+            client: &sc.client,
+            tag: a.output_file.tag.as_deref(),
+            // In place of SGLang's /get_server_info: the simulated deployment.
+            server_info: serde_json::json!({
+                "hardware": sc.hardware.name,
+                "model": sc.model.name,
+                "server": sc.server,
+            }),
+        };
+        append(path, &jsonl::line(&out.metrics, &facts, details.as_ref()))?;
+    }
     if a.explain {
         super::print::emit(out_w, &explain_text(&sc, &out)?)?;
     }
@@ -162,6 +183,34 @@ fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Inst
         eprint!("{}", stats_text(&v.output, wall_s));
     }
     Ok(())
+}
+
+/// bench_serving's per-request arrays of a run.
+fn request_details(r: &RunRecord) -> RequestDetails {
+    let q = &r.requests;
+    RequestDetails {
+        input_lens: q.iter().map(|o| o.prompt_len).collect(),
+        output_lens: q.iter().map(|o| o.output_len).collect(),
+        ttfts_s: q.iter().map(|o| o.ttft_ns as f64 / 1e9).collect(),
+        errors: q
+            .iter()
+            .map(|o| match o.success {
+                true => String::new(),
+                false => "rejected by the simulated server (see the notes on stderr)".into(),
+            })
+            .collect(),
+    }
+}
+
+/// Appends `line` to `path` (created if missing), as bench_serving's `open(f, "a")`.
+fn append(path: &std::path::Path, line: &str) -> Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| crate::error::Error::io(path, e))
 }
 
 /// servesim's own derived facts, for the JSON report.

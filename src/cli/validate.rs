@@ -14,9 +14,12 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ValidateArgs {
-    /// The validation manifest; log files are relative to its directory.
-    #[arg(long, default_value = "validation/manifest.yaml")]
-    pub manifest: PathBuf,
+    /// The validation manifest; log files are relative to its directory. Default: the first
+    /// that exists of $SERVESIM_VALIDATION_DIR/manifest.yaml, ./validation/manifest.yaml and
+    /// the source checkout's validation/manifest.yaml (where the binary was built, so a
+    /// `cargo install --path .` binary finds it from any directory).
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
     /// text, json or markdown (the README section).
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -41,7 +44,10 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(c) = &a.cost_model {
         CostModel::parse(c)?;
     }
-    let manifest = Manifest::load(&a.manifest)?;
+    let manifest = Manifest::load(&match &a.manifest {
+        Some(p) => p.clone(),
+        None => default_manifest()?,
+    })?;
     let mut ov = Overrides::default();
     ov.server.cost_model = a.cost_model.clone();
     let v = validate_with(&manifest, &ov);
@@ -64,4 +70,34 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
             _ => validation_text(&v),
         },
     )
+}
+
+/// The default manifest: the first existing of the places `--manifest`'s help lists.
+fn default_manifest() -> Result<PathBuf> {
+    let candidates: Vec<PathBuf> = std::env::var_os("SERVESIM_VALIDATION_DIR")
+        .map(|d| PathBuf::from(d).join("manifest.yaml"))
+        .into_iter()
+        .chain([
+            PathBuf::from("validation/manifest.yaml"),
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/validation/manifest.yaml"
+            )),
+        ])
+        .collect();
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            Error::Msg(format!(
+                "no validation manifest found (tried {}); pass --manifest FILE or set \
+                 SERVESIM_VALIDATION_DIR",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
 }

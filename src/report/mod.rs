@@ -5,6 +5,7 @@
 pub mod charts;
 pub mod html;
 pub mod json;
+pub mod jsonl;
 pub mod markup;
 pub mod table;
 pub mod text;
