@@ -44,7 +44,10 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
         });
     }
     let wall = Instant::now();
-    let out = simulate(&sc)?;
+    let pb = super::print::spinner(a.output_format == "json", "simulating");
+    let out = simulate(&sc);
+    pb.finish_and_clear();
+    let out = out?;
     for note in &out.notes {
         eprintln!("note: {note}");
     }

@@ -33,7 +33,9 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
         });
     }
     let manifest = Manifest::load(&a.manifest)?;
+    let pb = super::print::spinner(a.format == "json", "replaying the validation runs");
     let v = run_validation(&manifest);
+    pb.finish_and_clear();
     if let Some(path) = &a.update_readme {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let new = replace_readme_section(&text, &readme_markdown(&v))?;

@@ -49,6 +49,8 @@ pub struct Probe {
     pub rate: f64,
     pub p99_ttft_ms: f64,
     pub p99_tpot_ms: f64,
+    /// Mean TPOT: its inverse is the per-user decode speed of the per-GPU frontier.
+    pub mean_tpot_ms: f64,
     pub p99_e2e_ms: f64,
     pub output_throughput: f64,
     pub request_throughput: f64,
@@ -57,6 +59,9 @@ pub struct Probe {
     pub allowed_duration_s: f64,
     pub failed: u64,
     pub violations: Vec<Violation>,
+    /// The run's client-bound warning, when the benchmark client set its pace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_bound: Option<String>,
 }
 
 impl Probe {
@@ -67,6 +72,7 @@ impl Probe {
             rate,
             p99_ttft_ms: m.ttft_ms.p99,
             p99_tpot_ms: m.tpot_ms.p99,
+            mean_tpot_ms: m.tpot_ms.mean,
             p99_e2e_ms: m.e2e_ms.p99,
             output_throughput: m.output_throughput,
             request_throughput: m.request_throughput,
@@ -74,6 +80,7 @@ impl Probe {
             allowed_duration_s: span + m.e2e_ms.max / 1000.0,
             failed: m.failed,
             violations: slo.violations(m),
+            client_bound: None,
         }
     }
 
@@ -166,8 +173,10 @@ impl RateSearch {
 pub fn probe(sc: &Scenario, rate: f64, slo: &Slo) -> Result<Probe> {
     let mut sc = sc.clone();
     sc.client.request_rate = rate;
-    let m = run(&sc)?.metrics;
-    Ok(Probe::new(rate, sc.client.num_prompts, &m, slo))
+    let out = run(&sc)?;
+    let mut p = Probe::new(rate, sc.client.num_prompts, &out.metrics, slo);
+    p.client_bound = crate::sweep::point::client_bound(&out.notes);
+    Ok(p)
 }
 
 /// Capacity, the highest rate meeting `slo` (relative resolution `tolerance`) and, when

@@ -2,6 +2,7 @@
 //! TPOT), output throughput against the curve flag, and the Pareto frontier of output
 //! throughput against P99 TPOT.
 use super::analysis::{curve_flag, curves, pareto, Curve, FRONTIER_X, FRONTIER_Y};
+use super::frontier::{frontier, of_rows, EfficiencyPoint};
 use super::output::SweepFile;
 use crate::report::charts::{LineChart, Mark, Scale, Series};
 
@@ -114,6 +115,30 @@ fn pareto_chart(f: &SweepFile) -> LineChart {
     }
 }
 
+/// The capacity planner's frontier: output tok/s per GPU against tok/s per user.
+pub fn per_gpu_chart(points: &[EfficiencyPoint]) -> LineChart {
+    let pt = |p: &EfficiencyPoint| (p.tok_s_per_user, p.tok_s_per_gpu);
+    LineChart {
+        title: "Throughput per GPU vs speed per user".into(),
+        x: Scale::linear("output speed per user (tok/s = 1000 / mean TPOT ms)"),
+        y: Scale::linear("output throughput per GPU (tok/s/GPU)"),
+        series: vec![
+            Series {
+                label: "all points".into(),
+                points: points.iter().map(pt).collect(),
+                color: 6,
+                mark: Mark::Points,
+            },
+            Series {
+                label: "frontier".into(),
+                points: frontier(points).into_iter().map(pt).collect(),
+                color: 2,
+                mark: Mark::LinePoints,
+            },
+        ],
+    }
+}
+
 /// Every chart of a sweep: `(file stem, chart)`.
 pub fn charts(f: &SweepFile) -> Vec<(&'static str, LineChart)> {
     let mut out = vec![
@@ -130,5 +155,6 @@ pub fn charts(f: &SweepFile) -> Vec<(&'static str, LineChart)> {
         out.push(("throughput", t));
     }
     out.push(("pareto", pareto_chart(f)));
+    out.push(("per_gpu", per_gpu_chart(&of_rows(&f.rows))));
     out
 }
