@@ -22,7 +22,10 @@
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`;
+//! - an all-reduce across nodes priced: `cost::collective`; a big run estimated (and the event
+//!   cap scaled): `simulation::estimate`; tok/s per GPU vs per user and cost per 1M tokens:
+//!   `sweep::frontier`; the SGLang launch command of a plan: `plan::launch`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;

@@ -52,6 +52,32 @@ fn latency_chart(f: &SweepFile, list: &str, title: &str) -> LineChart {
     }
 }
 
+/// An axis title for a grid flag: its quantity and unit (`request rate (req/s)`), or the
+/// flag's words for one without a unit.
+pub fn axis_title(flag: &str) -> String {
+    let unit = match flag {
+        "request-rate" => "req/s",
+        "max-concurrency" | "num-prompts" | "max-running-requests" => "requests",
+        "random-input-len"
+        | "random-output-len"
+        | "chunked-prefill-size"
+        | "max-prefill-tokens"
+        | "max-total-tokens"
+        | "cuda-graph-max-bs"
+        | "page-size" => "tokens",
+        "tp" | "dp" => "GPUs",
+        "mem-fraction-static" | "random-range-ratio" => "fraction",
+        "client-send-us" => "µs",
+        _ => "",
+    };
+    let words = flag.replace('-', " ");
+    if unit.is_empty() {
+        words
+    } else {
+        format!("{words} ({unit})")
+    }
+}
+
 /// Output throughput against the curve flag, when its values are numbers.
 fn throughput_chart(f: &SweepFile) -> Option<LineChart> {
     let flag = curve_flag(f)?;
@@ -79,9 +105,9 @@ fn throughput_chart(f: &SweepFile) -> Option<LineChart> {
         .collect::<Option<_>>()?;
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |(l, h), x| (l.min(x), h.max(x)));
-    let x_label = format!("--{flag}");
+    let x_label = axis_title(flag);
     Some(LineChart {
-        title: format!("Output throughput vs --{flag}"),
+        title: format!("Output throughput vs {}", flag.replace('-', " ")),
         x: if lo > 0.0 && hi / lo >= 16.0 {
             Scale::log(&x_label)
         } else {
