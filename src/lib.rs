@@ -40,7 +40,10 @@
 //! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
-//!   `spec::bundled::model_from_path`.
+//!   `spec::bundled::model_from_path`;
+//! - an all-reduce across nodes priced: `cost::collective`; a big run estimated (and the event
+//!   cap scaled): `simulation::estimate`; tok/s per GPU vs per user and cost per 1M tokens:
+//!   `sweep::frontier`; the SGLang launch command of a plan: `plan::launch`.
 pub mod calibrate;
 pub mod cli;
 pub mod client;

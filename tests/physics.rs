@@ -248,3 +248,90 @@ fn h200_beats_h100_on_qwen3_32b_tp8() {
         assert!(b < a, "bs {bs}: h200 {b:.0} ns ≥ h100 {a:.0} ns");
     }
 }
+
+/// Issue 14: TP 16 on 8-GPU nodes spans two nodes and pays the inter-node link. For every
+/// model that fits at TP 16 (plain TP, and DP attention's gathered MLP for the MoE models),
+/// with both cost backends, a step is never cheaper than the same TP 16 inside one node (the
+/// profile's node widened to 16 devices), and strictly dearer on some shape.
+#[test]
+fn tp16_across_two_nodes_is_never_cheaper_than_inside_one() {
+    let resolve = |hw: &str, model: &str, dp_attention: bool, cost_model: &str| {
+        let flags = ServerFlags {
+            tp: Some(16),
+            dp: dp_attention.then_some(16),
+            enable_dp_attention: dp_attention,
+            cost_model: Some(cost_model.into()),
+            ..Default::default()
+        };
+        Scenario::resolve(
+            &ScenarioFile::default(),
+            Some(hw),
+            Some(model),
+            &flags,
+            &ClientFlags::default(),
+        )
+        .ok()
+    };
+    let shapes = shapes();
+    let mut compared = 0;
+    let mut dearer = 0;
+    for hw in ["h100-sxm5-80gb", "a100-sxm4-80gb", "b200-sxm-180gb"] {
+        for model in model_names() {
+            for dp_attention in [false, true] {
+                for cost_model in ["roofline", "kernels"] {
+                    let Some(two) = resolve(hw, model, dp_attention, cost_model) else {
+                        continue;
+                    };
+                    assert_eq!(two.hardware.link.devices_per_node, 8);
+                    let mut one = two.clone();
+                    one.hardware.link.devices_per_node = 16;
+                    let (a, b) = (two.step_cost().unwrap(), one.step_cost().unwrap());
+                    for (name, s) in &shapes {
+                        let (t2, t1) = if dp_attention {
+                            let group = vec![*s; 16];
+                            (
+                                a.group_step_time(&group).total_ns,
+                                b.group_step_time(&group).total_ns,
+                            )
+                        } else {
+                            (time_ns(a.as_ref(), s), time_ns(b.as_ref(), s))
+                        };
+                        assert!(
+                            t2 >= t1 * (1.0 - EPS),
+                            "{model} tp 16 on {hw} ({cost_model}, dp attention {dp_attention}), {name}: two nodes {t2:.0} ns < one node {t1:.0} ns"
+                        );
+                        compared += 1;
+                        dearer += usize::from(t2 > t1 * (1.0 + 1e-6));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        compared > 100,
+        "only {compared} comparisons: no model fit at tp 16?"
+    );
+    assert!(
+        dearer * 2 > compared,
+        "two nodes dearer on only {dearer}/{compared} shapes"
+    );
+}
+
+/// A profile without an inter-node link cannot price TP across nodes: a clear error naming
+/// the field, not a silent NVLink price.
+#[test]
+fn tp_beyond_a_node_without_an_inter_node_link_is_refused() {
+    let mut sc = scenario("h100-sxm5-80gb", "qwen3-32b", 8).unwrap();
+    sc.hardware.link.inter_node_bandwidth_bytes_per_s = None;
+    assert!(sc.step_cost().is_ok(), "tp 8 stays inside one node");
+    sc.server.tp = 16;
+    let err = sc
+        .step_cost()
+        .err()
+        .expect("tp 16 needs the link")
+        .to_string();
+    assert!(
+        err.contains("link.inter_node_bandwidth_bytes_per_s") && err.contains("--tp ≤ 8"),
+        "{err}"
+    );
+}

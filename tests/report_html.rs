@@ -89,7 +89,46 @@ fn reports(dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
         .unwrap()
         .parse()
         .unwrap();
-    let sweep_numbers = vec![format!("{tput:.2}"), "Pareto frontier".to_string()];
+    // Issue 14: the curve flag's axis has a title with a unit (not `--max-concurrency`), and
+    // the per-GPU frontier has its chart and table.
+    let sweep_numbers = vec![
+        format!("{tput:.2}"),
+        "Pareto frontier".to_string(),
+        "max concurrency (requests)".to_string(),
+        "Throughput per GPU vs speed per user".to_string(),
+        "Per-GPU frontier".to_string(),
+    ];
+
+    // Issue 14: 8 data-parallel replicas collapse into mean and max lines, the tokens-per-step
+    // chart clips the prefill bursts and says so, and the axis titles carry units.
+    let dp_html = p("dp.html");
+    ok(&[
+        "report",
+        "--run",
+        "-o",
+        &dp_html,
+        "--model",
+        "qwen2.5-0.5b",
+        "--num-prompts",
+        "400",
+        "--random-input-len",
+        "2048",
+        "--random-output-len",
+        "256",
+        "--max-concurrency",
+        "64",
+        "--dp",
+        "8",
+    ]);
+    let dp_numbers = [
+        "running (mean of 8 replicas)",
+        "running (max of 8 replicas)",
+        "tokens per step (tokens)",
+        "clipped at",
+        "requests (count)",
+    ]
+    .map(String::from)
+    .to_vec();
 
     let validation = serde_json::json!({
         "manifest": "validation/manifest.yaml",
@@ -123,6 +162,7 @@ fn reports(dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
         (run_html.into(), run_numbers),
         (sweep_html.into(), sweep_numbers),
         (val_html.into(), val_numbers),
+        (dp_html.into(), dp_numbers),
     ]
 }
 
@@ -257,5 +297,10 @@ fn reports_render_in_headless_chromium() {
                 html.display()
             );
         }
+        assert!(
+            !dom.contains("(replica 7)") && !dom.contains("--max-concurrency</text>"),
+            "{}: a legend line per DP rank, or a flag as an axis title",
+            html.display()
+        );
     }
 }

@@ -116,6 +116,7 @@ fn plan_finds_the_tpot_knee_within_one_grid_step() {
         goal: Goal::TargetRate(2.0),
         prices: "1.0".parse::<Prices>().unwrap(),
         tolerance: 0.02,
+        gpu_budget: None,
     };
     let p = plan(&spec, &|| {}).unwrap();
     let best = p.best().expect("a deployment meets the SLO");
@@ -162,6 +163,7 @@ fn plan_scales_out_with_replicas_when_one_cannot_keep_up() {
         goal: Goal::TargetRate(1.15 * one),
         prices: "1.0".parse::<Prices>().unwrap(),
         tolerance: 0.02,
+        gpu_budget: None,
     };
     let p = plan(&spec, &|| {}).unwrap();
     let best = p.best().expect("some dp meets the target");
@@ -177,6 +179,95 @@ fn plan_scales_out_with_replicas_when_one_cannot_keep_up() {
 }
 
 #[test]
+fn plan_keeps_to_the_gpu_budget_and_reports_the_per_gpu_frontier_and_the_launch_command() {
+    // dp 1 cannot keep up with 1.15× its capacity; dp 2 and dp 4 can (see above).
+    let mut f = with(&[("max-running-requests", "16")]);
+    let one = sweep(&f).point(0).metric("request_throughput").unwrap();
+    f.push(("dp", "1,2,4"));
+    let spec = PlanSpec {
+        file: ScenarioFile::default(),
+        grid: grid(&f),
+        slo: Slo {
+            ttft_p99_ms: Some(2000.0),
+            ..Default::default()
+        },
+        goal: Goal::TargetRate(1.15 * one),
+        prices: "3.0".parse::<Prices>().unwrap(),
+        tolerance: 0.02,
+        gpu_budget: Some(2),
+    };
+    let p = plan(&spec, &|| {}).unwrap();
+    let dp4 = p.candidates.iter().find(|c| c.params["dp"] == "4").unwrap();
+    assert_eq!(
+        dp4.error.as_deref(),
+        Some("uses 4 devices, over --gpu-budget 2")
+    );
+    assert!(
+        dp4.search.is_none(),
+        "over-budget candidates are not searched"
+    );
+    let best = p.best().expect("dp 2 fits the budget");
+    assert_eq!(best.params["dp"], "2");
+    // Its frontier point: 2 devices at $3/h each.
+    let e = best.efficiency.as_ref().expect("met the SLOs at some rate");
+    let probe = best.search.as_ref().unwrap().best.as_ref().unwrap();
+    assert_eq!(e.devices, 2);
+    assert!((e.tok_s_per_gpu * 2.0 - probe.output_throughput).abs() < 1e-9);
+    assert!((e.tok_s_per_user * probe.mean_tpot_ms - 1000.0).abs() < 1e-9);
+    let per_m = e.cost_per_1m_output_tokens_usd.unwrap();
+    assert!((per_m * probe.output_throughput * 3600.0 / 1e6 - 6.0).abs() < 1e-9);
+    // The frontier: no candidate beats a frontier point on both axes, and every other
+    // candidate is beaten by one on the frontier.
+    let pts: Vec<_> = p
+        .candidates
+        .iter()
+        .filter_map(|c| c.efficiency.clone())
+        .collect();
+    let beats = |a: &servesim::sweep::frontier::EfficiencyPoint,
+                 b: &servesim::sweep::frontier::EfficiencyPoint| {
+        a.tok_s_per_gpu >= b.tok_s_per_gpu
+            && a.tok_s_per_user >= b.tok_s_per_user
+            && (a.tok_s_per_gpu > b.tok_s_per_gpu || a.tok_s_per_user > b.tok_s_per_user)
+    };
+    assert!(!p.per_gpu_frontier.is_empty());
+    for q in &pts {
+        let on = p.per_gpu_frontier.contains(&q.index);
+        assert_eq!(on, !pts.iter().any(|o| beats(o, q)), "point {}", q.index);
+    }
+    // The launch commands of the recommendation, pinned to what was simulated.
+    let l = p.launch.as_ref().expect("a recommendation has commands");
+    assert!(
+        l.server.starts_with(
+            "python -m sglang.launch_server --model-path Qwen/Qwen2.5-0.5B-Instruct --tp 1 --dp 2 "
+        ) && l.server.contains(" --max-running-requests 16")
+            && l.server.contains(" --max-total-tokens 50000"),
+        "{}",
+        l.server
+    );
+    assert!(
+        l.client.starts_with("python -m sglang.bench_serving --backend sglang --model Qwen/Qwen2.5-0.5B-Instruct --dataset-name random --num-prompts 200 --random-input-len 512 --random-output-len 256")
+            && l.client.contains(&format!("--request-rate {}", 1.15 * one)),
+        "{}",
+        l.client
+    );
+    let text = servesim::plan::render::text(&p);
+    assert!(
+        text.contains("Per-GPU frontier") && text.contains(&l.server),
+        "{text}"
+    );
+    // A budget of one GPU leaves only dp 1, which cannot keep up: no recommendation.
+    let tight = plan(
+        &PlanSpec {
+            gpu_budget: Some(1),
+            ..spec
+        },
+        &|| {},
+    )
+    .unwrap();
+    assert!(tight.best().is_none() && tight.launch.is_none());
+}
+
+#[test]
 fn plan_errors_are_clear() {
     let base = PlanSpec {
         file: ScenarioFile::default(),
@@ -188,6 +279,7 @@ fn plan_errors_are_clear() {
         goal: Goal::TargetRate(1.0),
         prices: Prices::default(),
         tolerance: 0.02,
+        gpu_budget: None,
     };
     let e = plan(&base, &|| {}).unwrap_err().to_string();
     assert!(
@@ -380,7 +472,9 @@ fn cli_plan_prints_a_ranked_table() {
     assert!(out.contains("best: h100-sxm5-80gb"), "{out}");
     assert!(out.contains("costs $4.00/h vs $2.00/h (+100%)"), "{out}");
     assert_eq!(
-        out.lines().filter(|l| l.contains("h200-sxm-141gb")).count(),
+        out.lines()
+            .filter(|l| l.contains("h200-sxm-141gb") && l.contains("costs $4.00/h"))
+            .count(),
         2,
         "{out}"
     );
@@ -409,4 +503,99 @@ fn run_writes_timeline_csv_and_charts() {
     for f in ["requests", "batch_tokens", "kv_usage", "throughput"] {
         assert!(read(&plot.join(format!("{f}.svg"))).contains("<svg"), "{f}");
     }
+}
+
+/// Issue 14, big work: the up-front estimate counts the steps a run takes (checked against a
+/// real run at concurrency 1, where every decode step is one token), a run over the memory
+/// limit is refused in one line naming `--force` before anything is simulated, and the same
+/// prompts batched hold a fraction of it (memory grows with steps, not tokens).
+#[test]
+fn big_runs_are_estimated_and_refused_over_the_memory_limit() {
+    use servesim::simulation::estimate::{estimate, event_cap};
+    use servesim::simulation::{run, Scenario, DEFAULT_MAX_EVENTS};
+    use servesim::spec::workload::{ClientFlags, ScenarioFlags};
+    let flags = |n: u64, cap: u64| ScenarioFlags {
+        hardware: Some("h100-sxm5-80gb".into()),
+        model: Some("qwen2.5-0.5b".into()),
+        client: ClientFlags {
+            num_prompts: Some(n),
+            max_concurrency: Some(cap),
+            random_input_len: Some(128),
+            random_output_len: Some(64),
+            random_range_ratio: Some(1.0),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let sc = Scenario::from_flags(&ScenarioFile::default(), &flags(300, 1)).unwrap();
+    let e = estimate(&sc);
+    let real = run(&sc).unwrap().stats;
+    // 300 requests × 64 output tokens, one token per step, plus one prefill step each.
+    assert_eq!(e.output_tokens, 300.0 * 64.0);
+    let rel = (e.steps - real.steps as f64).abs() / real.steps as f64;
+    assert!(
+        rel < 0.05,
+        "estimated {} steps, ran {}",
+        e.steps,
+        real.steps
+    );
+    let big = Scenario::from_flags(&ScenarioFile::default(), &flags(2_000_000, 1)).unwrap();
+    let (eb, batched) = (
+        estimate(&big),
+        estimate(&Scenario::from_flags(&ScenarioFile::default(), &flags(2_000_000, 256)).unwrap()),
+    );
+    assert!(eb.over_memory_limit() && !batched.over_memory_limit());
+    assert!(batched.steps * 100.0 < eb.steps);
+    // 128M steps at concurrency 1 fit under the scaled event cap (the fixed 200M would not
+    // hold 1M × 515-token outputs); an explicit --max-events is kept.
+    assert!(event_cap(&big) as f64 >= 4.0 * 128e6 && event_cap(&big) >= DEFAULT_MAX_EVENTS);
+    let mut capped = big.clone();
+    capped.max_events = 1000;
+    assert_eq!(event_cap(&capped), 1000);
+    // The command line refuses before simulating, in one line, and names --force.
+    let (code, out, err) = servesim(&["run", "--max-concurrency", "1", "--num-prompts", "1000000"]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--force") && err.contains("limit 4.3 GB"),
+        "{err}"
+    );
+}
+
+/// The client-bound warning of `client::send` reaches the sweep's summary (it is kept per
+/// row in sweep.json too).
+#[test]
+fn a_client_bound_sweep_says_so() {
+    let out_dir = tmp("client-bound");
+    let (code, out, err) = servesim(&[
+        "sweep",
+        "--quiet",
+        "--no-charts",
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--model",
+        "qwen2.5-0.5b",
+        "--num-prompts",
+        "20",
+        "--random-input-len",
+        "64",
+        "--random-output-len",
+        "8",
+        "--client-model",
+        "real",
+        "--client-send-us",
+        "50000",
+        "--max-concurrency",
+        "4,8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("warning: 2 points are client-bound (first: point 0: client-bound:"),
+        "{out}"
+    );
+    let json = std::fs::read_to_string(out_dir.join("sweep.json")).unwrap();
+    assert!(json.contains("\"client_bound\": \"client-bound:"), "{json}");
 }

@@ -75,6 +75,10 @@ pub struct SimArgs {
     /// Draw the time series as SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Run even when the up-front estimate says the run would hold more than the memory
+    /// limit (4 GiB; see `servesim::simulation::estimate`).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The scenario a run command simulates: the scenario file (default: the bundled one) overlaid
@@ -101,6 +105,7 @@ fn scenario(
         sc.max_wall_seconds = Some(w);
     }
     sc.record_timeline = sim.timeline.is_some() || sim.plot.is_some();
+    check_size(&sc, sim.force)?;
     Ok(sc)
 }
 
@@ -137,6 +142,19 @@ where
             .args_override_self(pasted)
     });
     Cli::from_arg_matches(&command.try_get_matches_from(argv)?)
+}
+
+/// The one-line estimate of a big run on stderr, and the refusal of one over the memory
+/// limit unless `force`.
+pub fn check_size(sc: &Scenario, force: bool) -> Result<()> {
+    let e = crate::simulation::estimate::estimate(sc);
+    if e.over_memory_limit() && !force {
+        return Err(Error::Msg(format!("refusing to run: {}", e.refusal())));
+    }
+    if e.is_big() {
+        eprintln!("servesim: {}", e.line());
+    }
+    Ok(())
 }
 
 /// Entry point; returns the process exit code.

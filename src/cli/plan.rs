@@ -35,6 +35,10 @@ pub struct PlanArgs {
     /// or `h100-sxm5-80gb=3.0,h200-sxm-141gb=3.8`.
     #[arg(long, value_name = "[HW=]USD,...")]
     pub cost_per_device_hour: Option<Prices>,
+    /// Never propose a deployment using more than N devices (GPUs/NPUs): larger candidates
+    /// are dropped before they are searched.
+    #[arg(long, value_name = "N")]
+    pub gpu_budget: Option<u64>,
     /// Relative resolution of the max-rate bisection.
     #[arg(long, default_value_t = 0.02)]
     pub rate_tolerance: f64,
@@ -55,6 +59,13 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
             name: a.format.clone(),
             available: "text, json".into(),
         });
+    }
+    if a.gpu_budget == Some(0) {
+        return Err(Error::invalid(
+            "--gpu-budget",
+            "gpu_budget",
+            "must be ≥ 1 device, got 0",
+        ));
     }
     let grid = Grid::parse(&a.grid.flags)?;
     let goal = match (a.target_rate, a.budget_per_hour) {
@@ -79,6 +90,7 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
         goal,
         prices: a.cost_per_device_hour.clone().unwrap_or_default(),
         tolerance: a.rate_tolerance,
+        gpu_budget: a.gpu_budget,
     };
     let pb = progress_bar(spec.grid.len(), a.quiet, "deployments");
     let p = compute(&spec, &|| pb.inc(1))?;

@@ -81,6 +81,20 @@ pub fn emit(out: &mut dyn std::io::Write, text: &str) -> Result<()> {
     }
 }
 
+/// A spinner on stderr with the elapsed time, for work whose length is not counted (one
+/// simulation); hidden with `quiet` or when stderr is no terminal. Never touches stdout.
+pub fn spinner(quiet: bool, what: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(&format!("{{spinner}} {what} {{elapsed}}")) {
+        pb.set_style(style);
+    }
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
+}
+
 /// A progress bar on stderr over `n` items, hidden with `quiet` or when stderr is no terminal.
 pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
@@ -92,5 +106,6 @@ pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
     )) {
         pb.set_style(style.progress_chars("=> "));
     }
+    pb.enable_steady_tick(std::time::Duration::from_millis(500));
     pb
 }

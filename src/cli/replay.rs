@@ -114,7 +114,9 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
     let mut failed = Vec::new();
     let mut json = Vec::new();
     let mut text = String::new();
+    let pb = super::print::progress_bar(runs.len(), style.is_none(), "runs replayed");
     for run in runs {
+        pb.inc(1);
         let entry = manifest
             .as_ref()
             .and_then(|m| m.find(&file_name, run.index));
@@ -178,6 +180,7 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             }
         }
     }
+    pb.finish_and_clear();
     if style.is_none() {
         let doc = JsonDoc {
             log: source.clone(),

@@ -84,12 +84,14 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     if sc.client.kind.is_vllm() {
         return run_vllm_client(a, &sc, out_w, wall);
     }
-    let (out, details) = if a.output_file.output_details {
-        let (out, record) = run_with_record(&sc)?;
-        (out, Some(request_details(&record)))
+    let pb = super::print::spinner(a.output_format == "json", "simulating");
+    let result = if a.output_file.output_details {
+        run_with_record(&sc).map(|(out, record)| (out, Some(request_details(&record))))
     } else {
-        (simulate(&sc)?, None)
+        simulate(&sc).map(|out| (out, None))
     };
+    pb.finish_and_clear();
+    let (out, details) = result?;
     for note in &out.notes {
         eprintln!("note: {note}");
     }

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::report::table::{fmt_compact, Style, Table};
 use crate::spec::workload::ScenarioFile;
 use crate::sweep::analysis::{pareto, FRONTIER_X, FRONTIER_Y};
+use crate::sweep::frontier;
 use crate::sweep::grid::{Grid, GridArgs};
 use crate::sweep::output::SweepFile;
 use crate::sweep::shard::{indices, Shard};
@@ -57,6 +58,12 @@ pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
         grid,
     };
     let n = indices(s.grid.len(), a.shard).len();
+    if n >= BIG_SWEEP_POINTS {
+        eprintln!(
+            "servesim sweep: {n} points to simulate on {} threads (--shard I/N splits them over machines)",
+            rayon::current_num_threads()
+        );
+    }
     let pb = progress_bar(n, a.quiet, "points");
     let result = s.run(a.shard, &|| pb.inc(1));
     pb.finish_and_clear();
@@ -68,11 +75,37 @@ pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     )
 }
 
-/// What was written, errors, and the Pareto frontier as a table.
+/// The per-GPU / per-user frontier as a table (cost from the profiles' prices).
+fn per_gpu_frontier(f: &SweepFile, varying: &[&str]) -> String {
+    let points = frontier::of_rows(&f.rows);
+    let front = frontier::frontier(&points);
+    let mut header: Vec<String> = vec!["#".into()];
+    header.extend(varying.iter().map(|v| v.to_string()));
+    let label = |i: usize| {
+        let mut row = vec![i.to_string()];
+        if let Some(r) = f.rows.iter().find(|r| r.index == i) {
+            row.extend(
+                varying
+                    .iter()
+                    .map(|v| r.params.get(*v).cloned().unwrap_or_default()),
+            );
+        }
+        row
+    };
+    format!(
+        "\nPer-GPU frontier (output tok/s per GPU vs tok/s per user = 1000 / mean TPOT; $ from the profiles' prices; frontier.json, per_gpu.svg):\n{}",
+        frontier::table(&front, &header, label).render(Style::Text)
+    )
+}
+
+/// Sweeps of at least this many points announce themselves on stderr before starting.
+const BIG_SWEEP_POINTS: usize = 10_000;
+
+/// What was written, errors, the per-GPU frontier and the Pareto frontier as tables.
 pub fn summary(f: &SweepFile, dir: &Path, charts: bool) -> String {
     let errors: Vec<_> = f.rows.iter().filter(|r| r.error.is_some()).collect();
     let mut out = format!(
-        "servesim sweep: {} of {} points{} → {}/sweep.json, sweep.csv{}\n",
+        "servesim sweep: {} of {} points{} → {}/sweep.json, sweep.csv, frontier.json{}\n",
         f.rows.len(),
         f.points,
         f.shard.map_or(String::new(), |s| format!(" (shard {s})")),
@@ -90,11 +123,21 @@ pub fn summary(f: &SweepFile, dir: &Path, charts: bool) -> String {
         }
         out.push('\n');
     }
+    let bound: Vec<_> = f.rows.iter().filter(|r| r.client_bound.is_some()).collect();
+    if let Some(first) = bound.first() {
+        out.push_str(&format!(
+            "warning: {} points are client-bound (first: point {}: {})\n",
+            bound.len(),
+            first.index,
+            first.client_bound.as_deref().unwrap_or("")
+        ));
+    }
     let varying: Vec<&str> = f.grid.varying().map(|a| a.flag.as_str()).collect();
     let front = pareto(&f.rows);
     if front.is_empty() {
         return out;
     }
+    out.push_str(&per_gpu_frontier(f, &varying));
     let mut header: Vec<String> = vec!["#".into()];
     header.extend(varying.iter().map(|v| v.to_string()));
     header.extend(["p99 TPOT ms", "output tok/s", "p99 TTFT ms"].map(String::from));

@@ -50,7 +50,9 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     let mut ov = Overrides::default();
     ov.server.cost_model = a.cost_model.clone();
+    let pb = super::print::spinner(a.format == "json", "replaying the validation runs");
     let v = validate_with(&manifest, &ov);
+    pb.finish_and_clear();
     if let Some(path) = &a.update_readme {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let new = replace_readme_section(&text, &readme_markdown(&v))?;

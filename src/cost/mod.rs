@@ -3,11 +3,12 @@
 //! The engine describes a batch by aggregates only ([`BatchShape`]), so pricing a decode step is
 //! O(1) whatever the batch size. [`StepCost`] is the interface; [`kernels::KernelCost`] prices
 //! it from measured SGLang kernel tables where they exist, [`roofline::Roofline`] from the
-//! profile's peaks × efficiencies elsewhere ([`select`] picks one), with the
-//! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step;
-//! [`speculative::SpeculativeCost`] prices a speculative-decoding step with a target and a
-//! draft instance of the same backend.
+//! profile's peaks × efficiencies elsewhere ([`select`] picks one; [`collective`] prices
+//! all-reduces across nodes), with the [`overheads::Overheads`] every backend adds on top;
+//! [`breakdown`] explains a step; [`speculative::SpeculativeCost`] prices a
+//! speculative-decoding step with a target and a draft instance of the same backend.
 pub mod breakdown;
+pub mod collective;
 pub mod kernels;
 pub mod overheads;
 pub mod roofline;

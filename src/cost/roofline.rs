@@ -4,6 +4,7 @@
 //! touched), attention (prefill over prefix + extend, decode over each context, GQA or MLA,
 //! sliding windows), TP all-reduce (alpha-beta); then the LM head on logit tokens only, and
 //! fixed overheads (per step, per layer when eager, per request CPU).
+use super::collective::{self, Placement};
 use super::overheads::Overheads;
 use super::{BatchShape, StepCost, StepTime};
 use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
@@ -44,6 +45,8 @@ pub struct Roofline {
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
     custom_all_reduce: bool,
+    /// The TP group on nodes: one node, or several over the inter-node link.
+    placement: Placement,
 }
 
 /// Largest message SGLang's custom all-reduce takes: `CustomAllreduce(max_size=8192 * 1024)`
@@ -96,7 +99,15 @@ impl Roofline {
         };
         let kv_bytes_per_token_layer = server.kv_bytes_per_token / model.num_layers as f64;
         let moe = model.moe.as_ref();
+        let placement = Placement::packed(tp, hw.link.devices_per_node as u64);
+        if placement.spans_nodes() && hw.link.inter_node().is_none() {
+            return Err(crate::error::Error::Msg(format!(
+                "--tp {tp} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the all-reduce between nodes; add it to the profile or use --tp ≤ {}",
+                placement.nodes, hw.link.devices_per_node, hw.name, hw.link.devices_per_node
+            )));
+        }
         Ok(Roofline {
+            placement,
             attn: hw.attention(&server.attention_backend)?,
             hw: hw.clone(),
             overheads: Overheads::new(hw, model, server),
@@ -276,8 +287,10 @@ impl Roofline {
         let bytes = tokens * self.hidden * 2.0;
         let link = &self.hw.link;
         let moved = |b: f64| 2.0 * (self.tp - 1.0) / self.tp * b;
-        let ring_ns = link.latency_ns
-            + moved(bytes) / (link.bandwidth_bytes_per_s * self.hw.efficiency.collective) * 1e9;
+        // Checked in `new`: a group spanning nodes has an inter-node link.
+        let ring_ns =
+            collective::all_reduce_ns(bytes, self.placement, link, self.hw.efficiency.collective)
+                .unwrap_or(f64::INFINITY);
         if !self.custom_all_reduce {
             return ring_ns;
         }
@@ -442,6 +455,16 @@ impl Roofline {
         self.add_attention_layers(0.0, s)
     }
 
+    /// Whether the TP group spans nodes (priced over the inter-node link).
+    pub(crate) fn spans_nodes(&self) -> bool {
+        self.placement.spans_nodes()
+    }
+
+    /// How the TP group sits on nodes, for `--explain`.
+    pub(crate) fn placement_note(&self) -> String {
+        collective::describe(self.placement, &self.hw.link)
+    }
+
     /// One TP all-reduce of `tokens` hidden states.
     pub(crate) fn all_reduce_op_ns(&self, tokens: f64) -> f64 {
         self.all_reduce_ns(tokens)
@@ -488,8 +511,8 @@ impl Roofline {
                     "dense model".into()
                 }),
                 item(Component::AllReduce, all_reduce, format!(
-                    "roofline: all-reduce over tp {}: custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer",
-                    self.tp, self.hw.link.latency_ns, e.collective)),
+                    "roofline: all-reduce over tp {} {}: custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer",
+                    self.tp, collective::describe(self.placement, &self.hw.link), self.hw.link.latency_ns, e.collective)),
                 item(Component::LmHead, lm_head, format!("roofline: bf16 GEMM of {:.3e} params over {logits:.0} logit rows", self.lm_head_params)),
                 item(Component::GpuOverhead, fixed, "profile overheads: graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),
                 item(Component::Cpu, time.cpu_ns, "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into()),

@@ -12,9 +12,16 @@
 //! meet the SLOs also when the cap is full (the closed-loop run), so the largest cap meeting
 //! them wins on throughput; without a cap only the Poisson probes count.
 //!
+//! `--gpu-budget N` drops every candidate using more than N devices before it is searched.
+//! Each candidate that meets the SLOs at some rate gets its point on the capacity planner's
+//! frontier at its highest such rate ([`crate::sweep::frontier`]: output tok/s per GPU vs
+//! tok/s per user, and cost per million output tokens), and the recommended one its launch
+//! commands ([`launch`]).
+//!
 //! Prices come from the hardware profiles (`cost_per_device_hour_usd`) unless
 //! `--cost-per-device-hour` overrides them; a candidate without a price is an error before
 //! anything is simulated. Devices are tp × dp (tp alone with `--enable-dp-attention`).
+pub mod launch;
 pub mod pd;
 pub mod render;
 pub mod search;
@@ -23,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::metrics::BenchMetrics;
 use crate::simulation::Scenario;
 use crate::spec::workload::ScenarioFile;
+use crate::sweep::frontier::{self, EfficiencyPoint};
 use crate::sweep::grid::Grid;
 use crate::sweep::point::{self, Deployment};
 use rayon::prelude::*;
@@ -166,6 +174,8 @@ pub struct PlanSpec {
     pub prices: Prices,
     /// Relative resolution of the max-rate bisection (e.g. 0.02).
     pub tolerance: f64,
+    /// `--gpu-budget`: never propose a deployment of more devices.
+    pub gpu_budget: Option<u64>,
 }
 
 /// One candidate deployment and what the search found.
@@ -178,7 +188,9 @@ pub struct Candidate {
     /// USD per hour for all its devices.
     pub cost_per_hour: Option<f64>,
     pub search: Option<RateSearch>,
-    /// Why it could not be evaluated (does not fit, invalid flags, ...).
+    /// Its point on the per-GPU / per-user frontier, at its highest rate meeting the SLOs.
+    pub efficiency: Option<EfficiencyPoint>,
+    /// Why it could not be evaluated (does not fit, invalid flags, over the GPU budget, ...).
     pub error: Option<String>,
 }
 
@@ -210,8 +222,15 @@ pub struct Plan {
     pub tolerance: f64,
     /// Flags that vary across candidates (table columns).
     pub varying: Vec<String>,
+    /// `--gpu-budget`, when given.
+    pub gpu_budget: Option<u64>,
     /// Best first.
     pub candidates: Vec<Candidate>,
+    /// Grid indices of the candidates on the per-GPU / per-user frontier, by increasing
+    /// tok/s per user.
+    pub per_gpu_frontier: Vec<usize>,
+    /// How to deploy and benchmark the recommended candidate for real.
+    pub launch: Option<launch::LaunchCommands>,
 }
 
 impl Plan {
@@ -261,6 +280,7 @@ fn resolve(spec: &PlanSpec, index: usize) -> Pending {
         deployment: None,
         cost_per_hour: None,
         search: None,
+        efficiency: None,
         error: None,
     };
     let resolved = spec.grid.args(index).and_then(|a| {
@@ -268,6 +288,19 @@ fn resolve(spec: &PlanSpec, index: usize) -> Pending {
         Ok((Deployment::of(&sc), sc))
     });
     match resolved {
+        Ok((d, _)) if spec.gpu_budget.is_some_and(|b| d.devices > b) => {
+            cand.cost_per_hour = spec.prices.device_hour(&d).map(|p| p * d.devices as f64);
+            cand.error = Some(format!(
+                "uses {} devices, over --gpu-budget {}",
+                d.devices,
+                spec.gpu_budget.unwrap_or_default()
+            ));
+            cand.deployment = Some(d);
+            Pending {
+                cand,
+                scenario: None,
+            }
+        }
         Ok((d, sc)) => {
             cand.cost_per_hour = match &sc.pd {
                 Some(cfg) => pd::cost_per_hour(&spec.prices, cfg),
@@ -293,7 +326,7 @@ fn resolve(spec: &PlanSpec, index: usize) -> Pending {
 fn check_prices(pending: &[Pending]) -> Result<()> {
     let mut missing: Vec<&str> = pending
         .iter()
-        .filter(|p| p.cand.cost_per_hour.is_none())
+        .filter(|p| p.scenario.is_some() && p.cand.cost_per_hour.is_none())
         .filter_map(|p| p.cand.deployment.as_ref().map(|d| d.hardware.as_str()))
         .collect();
     missing.sort();
@@ -331,7 +364,10 @@ pub fn plan(spec: &PlanSpec, progress: &(dyn Fn() + Sync)) -> Result<Plan> {
             };
             if let (Some(sc), false) = (&p.scenario, over_budget) {
                 match search::search(sc, &spec.slo, spec.tolerance, target) {
-                    Ok(s) => c.search = Some(s),
+                    Ok(s) => {
+                        c.efficiency = efficiency(&c, &s);
+                        c.search = Some(s);
+                    }
                     Err(e) => c.error = Some(e.to_string()),
                 }
             }
@@ -340,13 +376,51 @@ pub fn plan(spec: &PlanSpec, progress: &(dyn Fn() + Sync)) -> Result<Plan> {
         })
         .collect();
     rank(&mut candidates, spec.goal);
-    Ok(Plan {
+    let points: Vec<EfficiencyPoint> = candidates
+        .iter()
+        .filter_map(|c| c.efficiency.clone())
+        .collect();
+    let per_gpu_frontier = frontier::frontier(&points)
+        .iter()
+        .map(|p| p.index)
+        .collect();
+    let mut p = Plan {
         goal: spec.goal,
         slo: spec.slo,
         tolerance: spec.tolerance,
         varying: spec.grid.varying().map(|a| a.flag.clone()).collect(),
+        gpu_budget: spec.gpu_budget,
         candidates,
-    })
+        per_gpu_frontier,
+        launch: None,
+    };
+    p.launch = p.best().and_then(|b| launch_commands(spec, b));
+    Ok(p)
+}
+
+/// The frontier point of a searched candidate at its highest rate meeting the SLOs.
+fn efficiency(c: &Candidate, s: &RateSearch) -> Option<EfficiencyPoint> {
+    let d = c.deployment.as_ref()?;
+    let probe = s.best.as_ref().filter(|p| s.max_rate > 0.0 && p.ok())?;
+    EfficiencyPoint::new(
+        c.index,
+        d.devices,
+        probe.output_throughput,
+        probe.mean_tpot_ms,
+        c.cost_per_hour,
+    )
+}
+
+/// The launch and benchmark commands of the recommended candidate, at the rate it was chosen
+/// for (the target rate, or its highest rate meeting the SLOs on a budget).
+fn launch_commands(spec: &PlanSpec, best: &Candidate) -> Option<launch::LaunchCommands> {
+    let args = spec.grid.args(best.index).ok()?;
+    let mut sc = point::resolve(&spec.file, &args).ok()?;
+    sc.client.request_rate = match spec.goal {
+        Goal::TargetRate(r) => r,
+        Goal::BudgetPerHour(_) => best.max_rate(),
+    };
+    Some(launch::render(&sc, launch::Engine::Sglang))
 }
 
 /// Orders candidates best first (see the module doc); errors last, grid order breaking ties.

@@ -2,12 +2,17 @@
 use super::search::{fmt_ms as ms, fmt_rate, Probe};
 use super::{Candidate, Goal, Plan};
 use crate::report::table::{Style, Table};
+use crate::sweep::frontier::{self, EfficiencyPoint};
 
 /// Flags shown in their own columns (other varying flags get a column each after them).
 const FIXED_COLUMNS: [&str; 4] = ["hardware", "tp", "dp", "max-concurrency"];
 
 fn usd(v: Option<f64>) -> String {
     v.map_or("-".into(), |c| format!("{c:.2}"))
+}
+
+fn usd3(v: Option<f64>) -> String {
+    v.map_or("-".into(), |c| format!("{c:.3}"))
 }
 
 /// A short name of a candidate: `h100-sxm5-80gb tp 2 dp 1 max-concurrency 64 …`.
@@ -135,6 +140,8 @@ pub fn table(p: &Plan) -> Table {
     header.extend(extra.iter().map(|f| f.to_string()));
     header.extend([
         "$/h".to_string(),
+        "$/1M out tok".into(),
+        "tok/s/GPU".into(),
         "capacity req/s".into(),
         "max rate req/s".into(),
         format!("p99 TTFT ms {at}"),
@@ -170,6 +177,14 @@ pub fn table(p: &Plan) -> Table {
             let probe = shown_probe(c, p.goal);
             row.extend([
                 usd(c.cost_per_hour),
+                usd3(
+                    c.efficiency
+                        .as_ref()
+                        .and_then(|e| e.cost_per_1m_output_tokens_usd),
+                ),
+                c.efficiency
+                    .as_ref()
+                    .map_or("-".into(), |e| format!("{:.1}", e.tok_s_per_gpu)),
                 c.search
                     .as_ref()
                     .map_or("-".into(), |s| fmt_rate(s.capacity_rps)),
@@ -228,8 +243,51 @@ pub fn text(p: &Plan) -> String {
         }
         None => out.push_str("no candidate meets the goal; the table says why each fails\n\n"),
     }
+    if let Some(w) = p.best().and_then(|b| {
+        let s = b.search.as_ref()?;
+        s.at_target
+            .as_ref()
+            .or(s.best.as_ref())?
+            .client_bound
+            .clone()
+    }) {
+        out.push_str(&format!("warning: the recommendation's run is {w}\n\n"));
+    }
     out.push_str(&table(p).render(Style::Text));
+    out.push_str(&per_gpu_text(p));
+    if let Some(l) = &p.launch {
+        out.push_str(&format!(
+            "\nTo deploy and benchmark the recommendation (settings pinned to the simulated values):\n  {}\n  {}\n",
+            l.server, l.client
+        ));
+    }
     out
+}
+
+/// The per-GPU / per-user frontier of the candidates, as text.
+fn per_gpu_text(p: &Plan) -> String {
+    let front: Vec<&EfficiencyPoint> = p
+        .per_gpu_frontier
+        .iter()
+        .filter_map(|i| {
+            p.candidates
+                .iter()
+                .find(|c| c.index == *i)?
+                .efficiency
+                .as_ref()
+        })
+        .collect();
+    if front.is_empty() {
+        return String::new();
+    }
+    let label = |i: usize| {
+        let c = p.candidates.iter().find(|c| c.index == i);
+        vec![c.map_or(String::new(), |c| name(c, &p.varying))]
+    };
+    format!(
+        "\nPer-GPU frontier at each candidate's highest rate meeting the SLOs (output tok/s per GPU vs tok/s per user = 1000 / mean TPOT):\n{}",
+        frontier::table(&front, &["deployment".into()], label).render(Style::Text)
+    )
 }
 
 /// The plan as pretty JSON.

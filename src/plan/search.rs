@@ -49,6 +49,8 @@ pub struct Probe {
     pub rate: f64,
     pub p99_ttft_ms: f64,
     pub p99_tpot_ms: f64,
+    /// Mean TPOT: its inverse is the per-user decode speed of the per-GPU frontier.
+    pub mean_tpot_ms: f64,
     pub p99_e2e_ms: f64,
     pub output_throughput: f64,
     pub request_throughput: f64,
@@ -60,6 +62,8 @@ pub struct Probe {
     /// PD deployments: the side holding requests longest (`engine::pd::PdStats::bottleneck`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pd_bottleneck: Option<&'static str>,
+    /// The run's client-bound warning, when the benchmark client set its pace.
+    pub client_bound: Option<String>,
 }
 
 impl Probe {
@@ -70,6 +74,7 @@ impl Probe {
             rate,
             p99_ttft_ms: m.ttft_ms.p99,
             p99_tpot_ms: m.tpot_ms.p99,
+            mean_tpot_ms: m.tpot_ms.mean,
             p99_e2e_ms: m.e2e_ms.p99,
             output_throughput: m.output_throughput,
             request_throughput: m.request_throughput,
@@ -78,6 +83,7 @@ impl Probe {
             failed: m.failed,
             violations: slo.violations(m),
             pd_bottleneck: None,
+            client_bound: None,
         }
     }
 
@@ -176,6 +182,7 @@ pub fn probe(sc: &Scenario, rate: f64, slo: &Slo) -> Result<Probe> {
     let out = run(&sc)?;
     let mut p = Probe::new(rate, sc.client.num_prompts, &out.metrics, slo);
     p.pd_bottleneck = out.pd.map(|pd| pd.bottleneck);
+    p.client_bound = crate::sweep::point::client_bound(&out.notes);
     Ok(p)
 }
 

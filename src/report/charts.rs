@@ -271,6 +271,9 @@ impl LineChart {
             .configure_mesh()
             .x_desc(self.x.label.as_str())
             .y_desc(self.y.label.as_str())
+            // At most 8 ticks a side: 10 labels of "12.34k" crowd a 900-px axis.
+            .x_labels(8)
+            .y_labels(8)
             .x_label_formatter(&|v| tick(*v, self.x.log))
             .y_label_formatter(&|v| tick(*v, self.y.log))
             .label_style((FONT, 13))
@@ -371,6 +374,7 @@ impl BarChart {
         chart
             .configure_mesh()
             .x_desc(self.value.label.as_str())
+            .x_labels(6)
             .x_label_formatter(&|v| compact(*v))
             .y_labels(0)
             .disable_y_mesh()

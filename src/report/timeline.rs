@@ -1,6 +1,8 @@
 //! One run over time (`servesim run --timeline FILE --plot DIR`): the engine's per-iteration
 //! samples as CSV, and SVG charts of running and queued requests, batch tokens, KV-cache usage
-//! and token throughput against simulated time, one line per data-parallel replica.
+//! and token throughput against simulated time, one line per data-parallel replica (identical
+//! replicas collapse into one line, more than [`MAX_REPLICA_LINES`] into their mean and max;
+//! the tokens-per-step chart clips outliers such as the first prefill burst and marks them).
 //!
 //! Charts aggregate the samples into [`BUCKETS`] equal time buckets per replica: request
 //! counts and KV usage are averaged over the bucket weighted by step duration, batch tokens
@@ -83,30 +85,123 @@ fn bucketize(samples: &[Sample]) -> (f64, BTreeMap<u32, Vec<Bucket>>) {
 /// A named quantity of a bucket (the bucket width in s is the second argument).
 type Measure = (&'static str, fn(&Bucket, f64) -> Option<f64>);
 
-/// One series per replica (and per `what`), points at bucket centres.
+/// Replicas drawn one line each; with more, each quantity is drawn as the mean and the
+/// maximum over the replicas (a legend of 16 identical DP ranks says nothing).
+pub const MAX_REPLICA_LINES: usize = 4;
+
+/// The values of `f` at every bucket centre of one replica.
+fn values(bs: &[Bucket], width_s: f64, f: fn(&Bucket, f64) -> Option<f64>) -> Vec<(f64, f64)> {
+    bs.iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some(((i as f64 + 0.5) * width_s, f(b, width_s)?)))
+        .collect()
+}
+
+/// Per bucket centre, the mean and the max of the replicas' values there.
+fn mean_and_max(per_replica: &[Vec<(f64, f64)>]) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+    let mut at: BTreeMap<u64, (f64, f64, f64, f64)> = BTreeMap::new();
+    for pts in per_replica {
+        for &(x, y) in pts {
+            let e = at
+                .entry(x.to_bits())
+                .or_insert((x, 0.0, 0.0, f64::NEG_INFINITY));
+            e.1 += y;
+            e.2 += 1.0;
+            e.3 = e.3.max(y);
+        }
+    }
+    let mut v: Vec<_> = at.into_values().collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (
+        v.iter().map(|e| (e.0, e.1 / e.2)).collect(),
+        v.iter().map(|e| (e.0, e.3)).collect(),
+    )
+}
+
+/// One series per replica (and per `what`), points at bucket centres; identical replicas
+/// (DP attention's lockstep ranks) collapse into one line, and more than
+/// [`MAX_REPLICA_LINES`] replicas into their mean and max.
 fn series(buckets: &BTreeMap<u32, Vec<Bucket>>, width_s: f64, what: &[Measure]) -> Vec<Series> {
-    let many = buckets.len() > 1;
+    let n = buckets.len();
     let mut out = Vec::new();
-    for (k, (&replica, bs)) in buckets.iter().enumerate() {
-        for (j, (label, f)) in what.iter().enumerate() {
-            let points = bs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, b)| Some(((i as f64 + 0.5) * width_s, f(b, width_s)?)))
-                .collect();
+    for (j, (label, f)) in what.iter().enumerate() {
+        let per: Vec<Vec<(f64, f64)>> =
+            buckets.values().map(|bs| values(bs, width_s, *f)).collect();
+        let mark = if j == 0 { Mark::Line } else { Mark::Dashed };
+        if n <= 1 || per.iter().all(|p| *p == per[0]) {
             out.push(Series {
-                label: if many {
-                    format!("{label} (replica {replica})")
+                label: if n > 1 {
+                    format!("{label} (each of {n} replicas)")
                 } else {
                     label.to_string()
                 },
-                points,
-                color: k * what.len() + j,
-                mark: if j == 0 { Mark::Line } else { Mark::Dashed },
+                points: per.into_iter().next().unwrap_or_default(),
+                color: j,
+                mark,
             });
+        } else if n > MAX_REPLICA_LINES {
+            let (mean, max) = mean_and_max(&per);
+            out.push(Series {
+                label: format!("{label} (mean of {n} replicas)"),
+                points: mean,
+                color: 2 * j,
+                mark: Mark::Line,
+            });
+            out.push(Series {
+                label: format!("{label} (max of {n} replicas)"),
+                points: max,
+                color: 2 * j + 1,
+                mark: Mark::Dashed,
+            });
+        } else {
+            for (k, (replica, points)) in buckets.keys().zip(per).enumerate() {
+                out.push(Series {
+                    label: format!("{label} (replica {replica})"),
+                    points,
+                    color: k * what.len() + j,
+                    mark,
+                });
+            }
         }
     }
     out
+}
+
+/// Clips a chart whose top is set by a few outliers (the first prefill burst flattens the
+/// tokens-per-step chart): values above 1.5 × the 95th percentile of all points are drawn
+/// at that cap and marked by a series of their own, so the typical values fill the chart.
+fn clip_outliers(series: &mut Vec<Series>) {
+    let mut all: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    if all.len() < 20 {
+        return;
+    }
+    all.sort_by(f64::total_cmp);
+    let cap = 1.5 * all[(all.len() * 95 / 100).min(all.len() - 1)];
+    let max = all[all.len() - 1];
+    if max <= cap {
+        return;
+    }
+    let mut clipped = Vec::new();
+    for s in series.iter_mut() {
+        for p in s.points.iter_mut().filter(|p| p.1 > cap) {
+            p.1 = cap;
+            clipped.push(*p);
+        }
+    }
+    series.push(Series {
+        label: format!(
+            "clipped at {} (peak {})",
+            super::charts::compact(cap),
+            super::charts::compact(max)
+        ),
+        points: clipped,
+        color: 3,
+        mark: Mark::Points,
+    });
 }
 
 fn mean(total: f64, b: &Bucket) -> Option<f64> {
@@ -132,24 +227,25 @@ pub fn charts(samples: &[Sample]) -> Vec<(&'static str, LineChart)> {
             "requests",
             chart(
                 "Running and queued requests",
-                "requests",
+                "requests (count)",
                 &[
                     ("running", |b, _| mean(b.running, b)),
                     ("queued", |b, _| mean(b.waiting, b)),
                 ],
             ),
         ),
-        (
-            "batch_tokens",
-            chart(
+        ("batch_tokens", {
+            let mut c = chart(
                 "Tokens per batch",
-                "tokens per step",
+                "tokens per step (tokens)",
                 &[
                     ("decode", |b, _| per_step(b.decode, b)),
                     ("prefill", |b, _| per_step(b.prefill, b)),
                 ],
-            ),
-        ),
+            );
+            clip_outliers(&mut c.series);
+            c
+        }),
         (
             "kv_usage",
             chart(
@@ -162,7 +258,7 @@ pub fn charts(samples: &[Sample]) -> Vec<(&'static str, LineChart)> {
             "throughput",
             chart(
                 "Token throughput",
-                "tokens/s",
+                "throughput (tokens/s)",
                 &[
                     ("decode (output) tok/s", |b, w| Some(b.decode / w)),
                     ("prefill tok/s", |b, w| Some(b.prefill / w)),
@@ -223,5 +319,47 @@ mod tests {
         assert_eq!(kv.len(), 2, "one series per replica");
         assert!(kv[0].points.iter().all(|p| (p.1 - 50.0).abs() < 1e-9));
         assert!(charts[0].1.svg().contains("replica 1"));
+    }
+
+    #[test]
+    fn many_or_identical_replicas_collapse_and_a_prefill_spike_is_clipped() {
+        // 8 replicas: mean and max, not 8 lines per quantity.
+        let s: Vec<Sample> = (0..4000)
+            .map(|i| sample(i * 1_000_000, (i % 8) as u32, 1 + (i / 8) % 5 + (i % 8) / 4))
+            .collect();
+        let c = charts(&s);
+        let labels: Vec<&str> = c[2].1.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["KV used (each of 8 replicas)"],
+            "identical KV usage: one line"
+        );
+        let req: Vec<&str> = c[0].1.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            req,
+            [
+                "running (mean of 8 replicas)",
+                "running (max of 8 replicas)",
+                "queued (each of 8 replicas)"
+            ]
+        );
+        // One prefill burst of 8192 tokens among decode steps of ≈ 3 tokens: clipped at
+        // 1.5 × the 95th percentile, and marked.
+        let mut s: Vec<Sample> = (0..1000).map(|i| sample(i * 1_000_000, 0, 3)).collect();
+        s[0].prefill_tokens = 8192;
+        let c = charts(&s);
+        let batch = &c[1].1.series;
+        let clipped = batch.last().unwrap();
+        assert!(
+            clipped.label.starts_with("clipped at 4.5 (peak"),
+            "{}",
+            clipped.label
+        );
+        assert_eq!(clipped.points.len(), 1);
+        let top = batch
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        assert!(top <= 4.5 + 1e-9, "{top}");
     }
 }

@@ -1,6 +1,7 @@
 //! One call from a scenario to bench_serving's metrics: resolve the scenario, draw the
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
+pub mod estimate;
 pub mod explain;
 pub mod pd;
 pub mod sanity;
@@ -238,7 +239,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         server_info_at_end: plan.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
         client_send_ns: sc.client_send_ns(),
-        max_events: sc.max_events,
+        max_events: estimate::event_cap(sc),
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),
         record_timeline: sc.record_timeline,

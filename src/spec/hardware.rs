@@ -65,6 +65,33 @@ pub struct Link {
     /// over NVLink); the measurements put it at ≈ 8–15 µs.
     #[serde(default = "default_custom_ar_latency_ns")]
     pub custom_all_reduce_latency_ns: f64,
+    /// Network bandwidth between nodes per device, unidirectional bytes/s: the device's share
+    /// of its node's NICs (DGX H100: 8 × 400 Gb/s ConnectX-7, one per GPU = 50 GB/s). Prices
+    /// TP / DP-attention groups larger than one node (`cost::collective`); never above
+    /// `bandwidth_bytes_per_s`. A profile without it cannot span nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inter_node_bandwidth_bytes_per_s: Option<f64>,
+    /// Latency of one inter-node collective step (alpha over the network), ns; never below
+    /// `latency_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inter_node_latency_ns: Option<f64>,
+}
+
+/// The inter-node part of a [`Link`], when the profile has one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InterNodeLink {
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_ns: f64,
+}
+
+impl Link {
+    /// The network between nodes: bandwidth required, latency defaulting to the node link's.
+    pub fn inter_node(&self) -> Option<InterNodeLink> {
+        Some(InterNodeLink {
+            bandwidth_bytes_per_s: self.inter_node_bandwidth_bytes_per_s?,
+            latency_ns: self.inter_node_latency_ns.unwrap_or(self.latency_ns),
+        })
+    }
 }
 
 /// Initial `link.custom_all_reduce_latency_ns` where a profile gives none: 10 µs.
@@ -212,6 +239,40 @@ pub struct HardwareProfile {
 pub const MAX_OVERHEAD_NS: f64 = 1e12;
 
 impl HardwareProfile {
+    /// The inter-node link, when given: bandwidth > 0 and at most the node link's (a network
+    /// faster than NVLink would make spanning nodes cheaper than staying in one), latency ≥ 0
+    /// and at least the node link's.
+    fn check_inter_node(&self, origin: &str) -> Result<()> {
+        let l = &self.link;
+        if let Some(bw) = l.inter_node_bandwidth_bytes_per_s {
+            positive(origin, "link.inter_node_bandwidth_bytes_per_s", bw)?;
+            if bw > l.bandwidth_bytes_per_s {
+                return Err(Error::invalid(
+                    origin,
+                    "link.inter_node_bandwidth_bytes_per_s",
+                    format!(
+                        "{bw:e} bytes/s exceeds the node link's link.bandwidth_bytes_per_s {:e}; the limit is the node link",
+                        l.bandwidth_bytes_per_s
+                    ),
+                ));
+            }
+        }
+        if let Some(lat) = l.inter_node_latency_ns {
+            non_negative(origin, "link.inter_node_latency_ns", lat)?;
+            if lat < l.latency_ns {
+                return Err(Error::invalid(
+                    origin,
+                    "link.inter_node_latency_ns",
+                    format!(
+                        "{lat} ns is below the node link's link.latency_ns {}; the limit is the node link",
+                        l.latency_ns
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks every number; `origin` names the file in errors.
     pub fn validate(&self, origin: &str) -> Result<()> {
         positive(
@@ -315,6 +376,7 @@ impl HardwareProfile {
                 ));
             }
         }
+        self.check_inter_node(origin)?;
         if self.link.devices_per_node == 0 {
             return Err(Error::invalid(
                 origin,

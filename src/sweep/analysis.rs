@@ -95,6 +95,7 @@ mod tests {
             params: BTreeMap::new(),
             deployment: None,
             error: None,
+            client_bound: None,
             metrics: Some(
                 [
                     (FRONTIER_X.to_string(), tpot),

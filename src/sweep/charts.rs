@@ -2,6 +2,7 @@
 //! TPOT), output throughput against the curve flag, and the Pareto frontier of output
 //! throughput against P99 TPOT.
 use super::analysis::{curve_flag, curves, pareto, Curve, FRONTIER_X, FRONTIER_Y};
+use super::frontier::{frontier, of_rows, EfficiencyPoint};
 use super::output::SweepFile;
 use crate::report::charts::{LineChart, Mark, Scale, Series};
 
@@ -51,6 +52,32 @@ fn latency_chart(f: &SweepFile, list: &str, title: &str) -> LineChart {
     }
 }
 
+/// An axis title for a grid flag: its quantity and unit (`request rate (req/s)`), or the
+/// flag's words for one without a unit.
+pub fn axis_title(flag: &str) -> String {
+    let unit = match flag {
+        "request-rate" => "req/s",
+        "max-concurrency" | "num-prompts" | "max-running-requests" => "requests",
+        "random-input-len"
+        | "random-output-len"
+        | "chunked-prefill-size"
+        | "max-prefill-tokens"
+        | "max-total-tokens"
+        | "cuda-graph-max-bs"
+        | "page-size" => "tokens",
+        "tp" | "dp" => "GPUs",
+        "mem-fraction-static" | "random-range-ratio" => "fraction",
+        "client-send-us" => "µs",
+        _ => "",
+    };
+    let words = flag.replace('-', " ");
+    if unit.is_empty() {
+        words
+    } else {
+        format!("{words} ({unit})")
+    }
+}
+
 /// Output throughput against the curve flag, when its values are numbers.
 fn throughput_chart(f: &SweepFile) -> Option<LineChart> {
     let flag = curve_flag(f)?;
@@ -78,9 +105,9 @@ fn throughput_chart(f: &SweepFile) -> Option<LineChart> {
         .collect::<Option<_>>()?;
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |(l, h), x| (l.min(x), h.max(x)));
-    let x_label = format!("--{flag}");
+    let x_label = axis_title(flag);
     Some(LineChart {
-        title: format!("Output throughput vs --{flag}"),
+        title: format!("Output throughput vs {}", flag.replace('-', " ")),
         x: if lo > 0.0 && hi / lo >= 16.0 {
             Scale::log(&x_label)
         } else {
@@ -114,6 +141,30 @@ fn pareto_chart(f: &SweepFile) -> LineChart {
     }
 }
 
+/// The capacity planner's frontier: output tok/s per GPU against tok/s per user.
+pub fn per_gpu_chart(points: &[EfficiencyPoint]) -> LineChart {
+    let pt = |p: &EfficiencyPoint| (p.tok_s_per_user, p.tok_s_per_gpu);
+    LineChart {
+        title: "Throughput per GPU vs speed per user".into(),
+        x: Scale::linear("output speed per user (tok/s = 1000 / mean TPOT ms)"),
+        y: Scale::linear("output throughput per GPU (tok/s/GPU)"),
+        series: vec![
+            Series {
+                label: "all points".into(),
+                points: points.iter().map(pt).collect(),
+                color: 6,
+                mark: Mark::Points,
+            },
+            Series {
+                label: "frontier".into(),
+                points: frontier(points).into_iter().map(pt).collect(),
+                color: 2,
+                mark: Mark::LinePoints,
+            },
+        ],
+    }
+}
+
 /// Every chart of a sweep: `(file stem, chart)`.
 pub fn charts(f: &SweepFile) -> Vec<(&'static str, LineChart)> {
     let mut out = vec![
@@ -130,5 +181,6 @@ pub fn charts(f: &SweepFile) -> Vec<(&'static str, LineChart)> {
         out.push(("throughput", t));
     }
     out.push(("pareto", pareto_chart(f)));
+    out.push(("per_gpu", per_gpu_chart(&of_rows(&f.rows))));
     out
 }

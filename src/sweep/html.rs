@@ -72,6 +72,20 @@ pub fn sweep_report(f: &SweepFile) -> String {
             table(&header, &front_rows)
         ),
     ));
+    let points = super::frontier::of_rows(&f.rows);
+    let per_gpu = super::frontier::table(
+        &super::frontier::frontier(&points),
+        &["#".to_string()],
+        |i| vec![i.to_string()],
+    );
+    let per_gpu_rows: Vec<_> = per_gpu.rows.into_iter().map(|r| (false, r)).collect();
+    body.push_str(&section(
+        "Per-GPU frontier: output tok/s per GPU vs tok/s per user",
+        &format!(
+            "<p>Points no other point beats on both throughput per GPU and speed per user (1000 / mean TPOT); cost from the profiles' prices.</p>\n{}",
+            table(&per_gpu.header, &per_gpu_rows)
+        ),
+    ));
     let all: Vec<_> = f
         .rows
         .iter()

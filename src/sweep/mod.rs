@@ -4,6 +4,7 @@
 //! cores by default, `RAYON_NUM_THREADS` or an enclosing `ThreadPool::install` otherwise).
 pub mod analysis;
 pub mod charts;
+pub mod frontier;
 pub mod grid;
 pub mod html;
 pub mod merge;
@@ -67,12 +68,34 @@ pub fn write_outputs(f: &SweepFile, dir: &Path, charts: bool) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     write(&dir.join("sweep.json"), &f.to_json())?;
     write(&dir.join("sweep.csv"), &f.to_csv())?;
+    write(&dir.join("frontier.json"), &frontier_json(f))?;
     if charts {
         for (stem, c) in charts::charts(f) {
             write(&dir.join(format!("{stem}.svg")), &c.svg())?;
         }
     }
     Ok(())
+}
+
+/// The per-GPU / per-user frontier of a sweep's points (`frontier.json`): every point that
+/// ran, and the indices on the frontier, as pretty JSON.
+pub fn frontier_json(f: &SweepFile) -> String {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        /// What the two axes are.
+        axes: &'static str,
+        frontier: Vec<&'a frontier::EfficiencyPoint>,
+        points: &'a [frontier::EfficiencyPoint],
+    }
+    let points = frontier::of_rows(&f.rows);
+    let out = Out {
+        axes: "tok_s_per_gpu = output_throughput / devices; tok_s_per_user = 1000 / mean_tpot_ms; cost from the profiles' cost_per_device_hour_usd",
+        frontier: frontier::frontier(&points),
+        points: &points,
+    };
+    let mut s = serde_json::to_string_pretty(&out).expect("frontier serializes");
+    s.push('\n');
+    s
 }
 
 /// `plan` and `sweep` price the server, not the benchmark client: unless the scenario file or

@@ -81,6 +81,10 @@ pub struct Row {
     pub error: Option<String>,
     /// Every bench_serving metric ([`metric_values`]' keys); `None` on error.
     pub metrics: Option<BTreeMap<String, f64>>,
+    /// The run's client-bound warning (`client::send`), when the benchmark client, not the
+    /// server, set its pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_bound: Option<String>,
 }
 
 impl Row {
@@ -109,6 +113,7 @@ pub fn evaluate(
         deployment: None,
         error: None,
         metrics: None,
+        client_bound: None,
     };
     let outcome = args.and_then(|a| {
         let sc = resolve(file, &a)?;
@@ -116,10 +121,21 @@ pub fn evaluate(
         run(&sc)
     });
     match outcome {
-        Ok(out) => row.metrics = Some(metric_map(&out.metrics)),
+        Ok(out) => {
+            row.metrics = Some(metric_map(&out.metrics));
+            row.client_bound = client_bound(&out.notes);
+        }
         Err(e) => row.error = Some(e.to_string()),
     }
     row
+}
+
+/// The client-bound warning among a run's notes.
+pub fn client_bound(notes: &[String]) -> Option<String> {
+    notes
+        .iter()
+        .find(|n| n.starts_with("client-bound"))
+        .cloned()
 }
 
 /// The four latency lists: (name in keys, key suffix).

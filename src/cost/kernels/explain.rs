@@ -55,6 +55,12 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
     }
     let ar_detail = if k.tp <= 1 {
         "tp 1: none".to_string()
+    } else if k.roof.spans_nodes() {
+        format!(
+            "no table spans nodes (NCCL tables cover one node): roofline link model over tp {}, {}",
+            k.tp,
+            k.roof.placement_note()
+        )
     } else {
         format!(
             "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}",

@@ -169,6 +169,10 @@ impl KernelCost {
         if self.tp <= 1 || tokens <= 0.0 {
             return (0.0, false);
         }
+        // The tables measure one node (≤ 8 GPUs); across nodes the roofline's link model.
+        if self.roof.spans_nodes() {
+            return (self.roof.all_reduce_op_ns(tokens), false);
+        }
         let elements = tokens * self.hidden;
         let ar = &self.all_reduce;
         let custom = if graph {

@@ -1,0 +1,200 @@
+//! The command lines that deploy and benchmark a simulated scenario for real: the server's
+//! launch command and the benchmark client's, per serving engine. Every setting that decides a
+//! simulated number is pinned to the value servesim resolved (memory fraction, chunk size,
+//! CUDA-graph batch sizes, attention backend, …), so the real server runs what was simulated
+//! even where the engine's defaults would differ by version or machine.
+//!
+//! Only SGLang (`python -m sglang.launch_server` + `python -m sglang.bench_serving`) exists
+//! today; another engine adds a variant of [`Engine`] and its two renderers.
+use crate::simulation::Scenario;
+use crate::spec::model::{KvDtype, WeightFormat};
+use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
+use serde::Serialize;
+
+/// The serving engine whose command lines are rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Sglang,
+}
+
+/// A deployment's two command lines.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchCommands {
+    pub engine: Engine,
+    /// Starts the server (one line; multi-node groups add the per-node flags).
+    pub server: String,
+    /// Runs the benchmark client against it with the simulated workload.
+    pub client: String,
+}
+
+/// The commands of `sc` for `engine`.
+pub fn render(sc: &Scenario, engine: Engine) -> LaunchCommands {
+    match engine {
+        Engine::Sglang => LaunchCommands {
+            engine,
+            server: sglang_launch_server(sc),
+            client: sglang_bench_serving(sc),
+        },
+    }
+}
+
+/// A flag value as a shell word: quoted when it holds anything but `[A-Za-z0-9._/:=,+-]`.
+fn shell_word(v: &str) -> String {
+    let plain = !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/:=,+-".contains(c));
+    if plain {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\'', r"'\''"))
+    }
+}
+
+struct Line(Vec<String>);
+
+impl Line {
+    fn new(program: &str) -> Line {
+        Line(vec![format!("python -m {program}")])
+    }
+    fn flag(&mut self, name: &str) -> &mut Line {
+        self.0.push(format!("--{name}"));
+        self
+    }
+    fn arg(&mut self, name: &str, v: impl ToString) -> &mut Line {
+        self.0
+            .push(format!("--{name} {}", shell_word(&v.to_string())));
+        self
+    }
+    fn done(&self) -> String {
+        self.0.join(" ")
+    }
+}
+
+fn quantization(w: WeightFormat) -> &'static str {
+    match w {
+        WeightFormat::Bf16 => "bf16",
+        WeightFormat::Fp8 => "fp8",
+        WeightFormat::W8a8Int8 => "w8a8_int8",
+        WeightFormat::Mxfp4 => "mxfp4",
+    }
+}
+
+fn schedule_policy(p: SchedulePolicy) -> &'static str {
+    match p {
+        SchedulePolicy::Fcfs => "fcfs",
+        SchedulePolicy::Lpm => "lpm",
+        SchedulePolicy::Lof => "lof",
+        SchedulePolicy::Random => "random",
+        SchedulePolicy::DfsWeight => "dfs-weight",
+    }
+}
+
+/// `python -m sglang.launch_server ...` for `sc`'s server.
+pub fn sglang_launch_server(sc: &Scenario) -> String {
+    let s = &sc.server;
+    let m = &sc.model;
+    let mut l = Line::new("sglang.launch_server");
+    l.arg("model-path", m.hf_id.as_deref().unwrap_or(&m.name))
+        .arg("tp", s.tp);
+    let per_node = sc.hardware.link.devices_per_node.max(1) as u64;
+    if s.tp > per_node {
+        // One command per node: --node-rank 0 .. nnodes-1, the same --dist-init-addr.
+        l.arg("nnodes", s.tp.div_ceil(per_node))
+            .arg("node-rank", 0)
+            .arg("dist-init-addr", "HEAD_NODE_IP:5000");
+    }
+    if s.dp > 1 {
+        l.arg("dp", s.dp);
+        if s.dp_attention {
+            l.flag("enable-dp-attention");
+        }
+        if s.router == LoadBalanceMethod::ShortestQueue {
+            l.arg("load-balance-method", "shortest_queue");
+        }
+    }
+    if s.weight_format != m.weights {
+        l.arg("quantization", quantization(s.weight_format));
+    }
+    if s.kv_dtype != m.kv_cache_dtype {
+        l.arg(
+            "kv-cache-dtype",
+            match s.kv_dtype {
+                KvDtype::Fp8 => "fp8_e4m3",
+                KvDtype::Bf16 => "bf16",
+            },
+        );
+    }
+    l.arg("attention-backend", &s.attention_backend)
+        .arg("mem-fraction-static", s.mem_fraction_static)
+        .arg(
+            "chunked-prefill-size",
+            s.chunked_prefill_size.map_or(-1, |c| c as i64),
+        )
+        .arg("max-prefill-tokens", s.max_prefill_tokens)
+        .arg("max-running-requests", s.max_running_requests)
+        .arg("max-total-tokens", s.kv_pool_tokens)
+        .arg("page-size", s.page_size)
+        .arg("schedule-policy", schedule_policy(s.schedule_policy));
+    if s.cuda_graph_batch_sizes.is_empty() {
+        l.flag("disable-cuda-graph");
+    } else {
+        l.arg("cuda-graph-max-bs", s.cuda_graph_max_bs());
+    }
+    if !s.radix_cache {
+        l.flag("disable-radix-cache");
+    }
+    if s.mixed_chunk {
+        l.flag("enable-mixed-chunk");
+    }
+    if !s.overlap_schedule {
+        l.flag("disable-overlap-schedule");
+    }
+    l.done()
+}
+
+/// `python -m sglang.bench_serving ...` with `sc`'s workload.
+pub fn sglang_bench_serving(sc: &Scenario) -> String {
+    let c = &sc.client;
+    let m = &sc.model;
+    let mut l = Line::new("sglang.bench_serving");
+    l.arg("backend", &c.backend)
+        .arg("model", m.hf_id.as_deref().unwrap_or(&m.name))
+        .arg("dataset-name", &c.dataset_name);
+    if let Some(p) = &c.dataset_path {
+        l.arg("dataset-path", p.display());
+    }
+    l.arg("num-prompts", c.num_prompts);
+    if c.dataset_name.starts_with("random") {
+        l.arg("random-input-len", c.random_input_len)
+            .arg("random-output-len", c.random_output_len)
+            .arg("random-range-ratio", c.random_range_ratio);
+    }
+    if let Some(o) = c
+        .sharegpt_output_len
+        .filter(|_| c.dataset_name == "sharegpt")
+    {
+        l.arg("sharegpt-output-len", o);
+    }
+    if c.request_rate.is_finite() {
+        l.arg("request-rate", c.request_rate);
+    }
+    if let Some(mc) = c.max_concurrency {
+        l.arg("max-concurrency", mc);
+    }
+    l.arg("seed", c.seed);
+    l.done()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_with_shell_characters_are_quoted() {
+        assert_eq!(shell_word("Qwen/Qwen3-8B"), "Qwen/Qwen3-8B");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+}
