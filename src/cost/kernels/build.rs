@@ -249,7 +249,7 @@ impl KernelCost {
         let gpus = [s(tp)];
         let lane = |l: &str| [s(tp), s(l)];
         let first_table = db.table("gemm").or_else(|| db.table("moe"));
-        Ok(KernelCost {
+        let mut cost = KernelCost {
             overheads: Overheads::new(hw, model, server),
             provenance: format!(
                 "{} sglang {} ({})",
@@ -286,6 +286,15 @@ impl KernelCost {
             },
             dp_attention: server.dp_attention,
             roof,
-        })
+            graph_rows: Vec::new(),
+        };
+        // Every captured decode batch's row-dependent parts, once: a graph step then prices
+        // them with one binary search (the values are the ones the step would compute).
+        cost.graph_rows = server
+            .cuda_graph_batch_sizes
+            .iter()
+            .map(|&bs| (bs, cost.row_parts(bs as f64, false)))
+            .collect();
+        Ok(cost)
     }
 }
