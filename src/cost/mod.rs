@@ -7,6 +7,7 @@
 //! [`overheads::Overheads`] every backend adds on top; [`breakdown`] explains a step.
 pub mod breakdown;
 pub mod kernels;
+pub mod moe_config;
 pub mod overheads;
 pub mod roofline;
 pub mod select;

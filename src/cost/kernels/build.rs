@@ -286,8 +286,23 @@ impl KernelCost {
             },
             dp_attention: server.dp_attention,
             roof,
+            untuned_moe_floor_ns: None,
             graph_rows: Vec::new(),
         };
+        if let Some(u) = crate::cost::moe_config::untuned(hw, model, server.version) {
+            if let Some(c) = &cost.experts {
+                let floor = crate::cost::moe_config::UNTUNED_FLOOR_ROWS;
+                cost.untuned_moe_floor_ns = Some(c.at(floor).0);
+                cost.experts_note += &format!(
+                    "; SGLang {} on {:?} ran the default (untuned) fused-MoE config: max({:.3}× tuned, {:.3}× tuned at {floor} rows) ({})",
+                    server.version,
+                    u.arch,
+                    crate::cost::moe_config::UNTUNED_TAIL,
+                    crate::cost::moe_config::UNTUNED_FLOOR,
+                    u.source
+                );
+            }
+        }
         // Every captured decode batch's row-dependent parts, once: a graph step then prices
         // them with one binary search (the values are the ones the step would compute).
         cost.graph_rows = server

@@ -122,6 +122,9 @@ pub struct KernelCost {
     prefill_attn: Attention,
     all_reduce: AllReduce,
     dp_attention: bool,
+    /// Tuned routed-expert time at the untuned window's floor rows, when the deployment's
+    /// fused MoE runs SGLang's default config ([`crate::cost::moe_config`]).
+    untuned_moe_floor_ns: Option<f64>,
     /// [`RowParts`] of every captured decode batch size, ascending (built at resolve).
     graph_rows: Vec<(u64, RowParts)>,
 }
@@ -175,8 +178,12 @@ impl KernelCost {
                 if out {
                     *x |= X_MOE;
                 }
-                v
+                match self.untuned_moe_floor_ns {
+                    Some(floor) => crate::cost::moe_config::untuned_ns(v, floor),
+                    None => v,
+                }
             }
+            // The roofline applies the untuned-config slowdown itself.
             None => self.roof.experts_op_ns(rows),
         }
     }
