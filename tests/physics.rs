@@ -3,7 +3,8 @@
 //! H200 → B200), a step never gets cheaper with more batch or more context, and more
 //! bandwidth or FLOPs never makes a step slower. The cost is built through
 //! `Scenario::step_cost`, the constructor `run` uses, once per backend: the roofline everywhere,
-//! the measured kernels on every profile with tables (the ladder's four).
+//! the measured kernels on every profile with tables (the ladder's four) for the laws within
+//! one GPU; the ladder across GPUs holds for the roofline only (see the test).
 use servesim::cost::{BatchShape, StepCost};
 use servesim::simulation::Scenario;
 use servesim::spec::bundled::model_names;
@@ -121,10 +122,11 @@ const EPS: f64 = 1e-9;
 fn a_newer_gpu_is_never_slower_at_the_same_shape() {
     let shapes = shapes();
     let mut compared = 0;
-    for (model, backend) in model_names()
-        .into_iter()
-        .flat_map(|m| BACKENDS.map(|b| (m, b)))
-    {
+    // The roofline only: the measured tables of different GPUs are separate measurements and
+    // break this law in 170 comparisons, by up to 37% (src/cost/select.rs), which is why they
+    // are not the default.
+    let backend = "roofline";
+    for model in model_names() {
         for tp in TPS {
             let costs: Vec<Option<Box<dyn StepCost>>> = LADDER
                 .iter()

@@ -215,7 +215,8 @@ impl RunSet {
 
     /// Simulates every (candidate, run) pair: `out[c][k]` is run `runs[k]` under
     /// `candidates[c]` (`None` when the simulation fails). Only the efficiency and overhead
-    /// sections of a candidate are used; everything else comes from the replayed scenario.
+    /// sections of a candidate (and its `kernel_tables`) are used; everything else comes from the
+    /// replayed scenario.
     pub fn evaluate(
         &self,
         candidates: &[HardwareProfile],
@@ -283,6 +284,8 @@ impl RunSet {
         }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
+        // The profile being fitted decides whether measured kernels exist (default rule).
+        sc.hardware.kernel_tables = candidate.kernel_tables.clone();
         if let Some(m) = self.cost_model {
             // Measured kernels only where the profile has tables (or the run names its own);
             // the roofline prices the others, as the default rule would.

@@ -80,8 +80,8 @@ pub struct ServerFlags {
     #[serde(default)]
     pub enable_dp_attention: bool,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
-    /// Step-cost backend: kernels (measured SGLang kernel tables; the default for the profiles
-    /// that name `kernel_tables`: A100, H100, H200, B200) or roofline (the default elsewhere).
+    /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
+    /// bundled for the profiles that name `kernel_tables`; see README "Cost models").
     #[arg(long)]
     pub cost_model: Option<String>,
     /// A directory of kernel tables converted from your own AIConfigurator data by
