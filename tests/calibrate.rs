@@ -168,6 +168,7 @@ fn b200_request(params: &str) -> Request {
             polish_steps: Vec::new(),
             ..Options::default()
         },
+        cost_model: None,
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Request {
     pub params: Option<String>,
     pub loss: LossSpec,
     pub options: Options,
+    /// `--cost-model`: the backend every run is priced with; `None` = the default rule.
+    pub cost_model: Option<crate::cost::CostModel>,
 }
 
 /// A prepared calibration: the profiles (text and parsed), the runs, what to fit.
@@ -105,7 +107,8 @@ impl Calibration {
             .cloned()
             .zip(bases.iter().map(|b| b.name.clone()))
             .collect();
-        let set = RunSet::load_many(manifest, &pairs, req.runs.as_deref())?;
+        let mut set = RunSet::load_many(manifest, &pairs, req.runs.as_deref())?;
+        set.cost_model = req.cost_model;
         let runs: Vec<usize> = (0..set.runs.len()).collect();
         let (params, dropped) = match &req.params {
             Some(list) => (parse_list_of(list, &bases)?, Vec::new()),

@@ -3,6 +3,7 @@
 //! (candidate, run) pairs run in parallel on the current rayon pool and are collected in
 //! order, so results never depend on the thread count; every result is memoised by the exact
 //! candidate constants, so cross-validation folds share the evaluations they have in common.
+use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::simulation::run as simulate;
 use crate::spec::hardware::HardwareProfile;
@@ -111,6 +112,9 @@ type Memo = HashMap<(usize, Vec<u64>), Option<Values>>;
 /// The runs of a fit plus a memo of every simulation made.
 pub struct RunSet {
     pub runs: Vec<FitRun>,
+    /// The backend every run is priced with (`calibrate --cost-model`); `None`: each run's own
+    /// choice, else the default rule (measured kernels where the profile names tables).
+    pub cost_model: Option<CostModel>,
     memo: Mutex<Memo>,
 }
 
@@ -204,13 +208,15 @@ impl RunSet {
     pub fn new(runs: Vec<FitRun>) -> RunSet {
         RunSet {
             runs,
+            cost_model: None,
             memo: Mutex::new(HashMap::new()),
         }
     }
 
     /// Simulates every (candidate, run) pair: `out[c][k]` is run `runs[k]` under
     /// `candidates[c]` (`None` when the simulation fails). Only the efficiency and overhead
-    /// sections of a candidate are used; everything else comes from the replayed scenario.
+    /// sections of a candidate (and its `kernel_tables`) are used; everything else comes from the
+    /// replayed scenario.
     pub fn evaluate(
         &self,
         candidates: &[HardwareProfile],
@@ -278,10 +284,14 @@ impl RunSet {
         }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
-        // The constants fitted here are the roofline's: price with it unless a run chooses.
-        sc.cost
-            .model
-            .get_or_insert(crate::cost::CostModel::Roofline);
+        // The profile being fitted decides whether measured kernels exist (default rule).
+        sc.hardware.kernel_tables = candidate.kernel_tables.clone();
+        if let Some(m) = self.cost_model {
+            // Measured kernels only where the profile has tables (or the run names its own);
+            // the roofline prices the others, as the default rule would.
+            let tables = sc.hardware.kernel_tables.is_some() || sc.cost.kernel_db.is_some();
+            sc.cost.model = Some(if tables { m } else { CostModel::Roofline });
+        }
         let out = simulate(&sc).ok()?;
         let m = &out.metrics;
         let tpot = if self.runs[r].itl {

@@ -72,6 +72,11 @@ pub struct CalibrateArgs {
     /// Levenberg–Marquardt iterations per fit, at most.
     #[arg(long, default_value_t = Options::default().max_iterations)]
     pub max_iterations: usize,
+    /// Step-cost backend every run is priced with while fitting: `roofline` or `kernels`
+    /// (measured SGLang kernel tables); default: the same rule as `run` (kernels where the
+    /// profile names tables, else the roofline).
+    #[arg(long)]
+    pub cost_model: Option<String>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -99,6 +104,11 @@ pub fn calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> Result<()> {
             max_iterations: a.max_iterations,
             ..Options::default()
         },
+        cost_model: a
+            .cost_model
+            .as_deref()
+            .map(crate::cost::CostModel::parse)
+            .transpose()?,
     };
     let cal = Calibration::prepare(&manifest, &req)?;
     if cal.joint() && a.out.is_some() {

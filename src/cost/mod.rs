@@ -10,6 +10,7 @@
 pub mod breakdown;
 pub mod collective;
 pub mod kernels;
+pub mod moe_config;
 pub mod overheads;
 pub mod roofline;
 pub mod select;

@@ -5,6 +5,7 @@
 //! sliding windows), TP all-reduce (alpha-beta); then the LM head on logit tokens only, and
 //! fixed overheads (per step, per layer when eager, per request CPU).
 use super::collective::{self, Placement};
+use super::moe_config;
 use super::overheads::Overheads;
 use super::{BatchShape, StepCost, StepTime};
 use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
@@ -47,6 +48,9 @@ pub struct Roofline {
     custom_all_reduce: bool,
     /// The TP group on nodes: one node, or several over the inter-node link.
     placement: Placement,
+    /// Tuned routed-expert time at the untuned window's floor rows, when this deployment's
+    /// fused MoE runs SGLang's default config ([`super::moe_config`]).
+    untuned_moe_floor_ns: Option<f64>,
 }
 
 /// Largest message SGLang's custom all-reduce takes: `CustomAllreduce(max_size=8192 * 1024)`
@@ -147,7 +151,21 @@ impl Roofline {
                 dense_mlp_params: dense.dense_mlp,
                 shared_expert_params: sparse.shared_expert,
             }),
-        })
+            untuned_moe_floor_ns: None,
+        }
+        .with_untuned_moe(hw, model, server))
+    }
+
+    fn with_untuned_moe(
+        mut self,
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        s: &ServerConfig,
+    ) -> Self {
+        if moe_config::untuned(hw, model, s.version).is_some() {
+            self.untuned_moe_floor_ns = Some(self.tuned_experts_ns(moe_config::UNTUNED_FLOOR_ROWS));
+        }
+        self
     }
 
     fn bandwidth(&self) -> f64 {
@@ -202,6 +220,15 @@ impl Roofline {
     /// Routed experts of one MoE layer for `m` tokens (expected distinct experts touched under
     /// uniform routing: E·(1 − (1 − k/E)^m)).
     fn experts_ns(&self, m: f64) -> f64 {
+        let tuned = self.tuned_experts_ns(m);
+        match self.untuned_moe_floor_ns {
+            Some(floor) => moe_config::untuned_ns(tuned, floor),
+            None => tuned,
+        }
+    }
+
+    /// Routed experts with a tuned fused-MoE config.
+    fn tuned_experts_ns(&self, m: f64) -> f64 {
         if self.num_experts == 0.0 || m <= 0.0 {
             return 0.0;
         }
@@ -506,7 +533,7 @@ impl Roofline {
                     "roofline: max(FLOPs / (bf16 peak × {:.3}), KV bytes / (HBM × decode {:.3})); prefill work {:.3e} token pairs, decode Σ context {}",
                     self.attn.prefill, self.attn.decode, s.prefill_attn_work, s.decode_ctx_sum)),
                 item(Component::Moe, moe, if self.moe_layers > 0.0 {
-                    format!("roofline: expected distinct experts of {} top-{} at m={rows:.0}; moe_gemm {:?}", self.num_experts, self.experts_per_token, e.moe_gemm)
+                    format!("roofline: expected distinct experts of {} top-{} at m={rows:.0}; moe_gemm {:?}{}", self.num_experts, self.experts_per_token, e.moe_gemm, if self.untuned_moe_floor_ns.is_some() { "; default (untuned) fused-MoE config of this SGLang version on this GPU (cost/moe_config.rs)" } else { "" })
                 } else {
                     "dense model".into()
                 }),

@@ -1,10 +1,26 @@
 //! Which [`StepCost`] backend prices a scenario: `--cost-model roofline|kernels` (or
 //! `cost-model:` in a scenario's `server:` section). Default: the roofline, unless
-//! `--kernel-db DIR` is given. The measured-kernel tables (`kernel_tables:` in the A100, H100,
-//! H200 and B200 profiles) are opt-in for now: on the recorded A100 runs (SGLang 0.5.1,
-//! flashinfer) the SGLang 0.5.10 tables with the overheads fitted for the roofline price steps
-//! 20–35% too slow at large batch, and calibration fits the roofline's constants; the kernel
-//! backend becomes the default once a joint fit of its overheads validates it.
+//! `--kernel-db DIR` is given; the measured-kernel tables (`kernel_tables:` in the A100, H100,
+//! H200 and B200 profiles) are opt-in.
+//!
+//! The evidence (2026-11-23; median |err| out tok/s / median TPOT·ITL / mean TTFT). Out of
+//! sample the kernels win: on 29 public SGLang runs nothing was ever fitted on
+//! (`validation/public/` of branch h12p: B200 and A100, SGLang 0.4.6–0.5.6) 13.5/11.9/51.0%
+//! against the roofline's 54.3/36.8/64.4%; on seed 004 (8×B200, not fitted) 25/18/61% against
+//! 71/40/76%. In sample they lose: fitted jointly on the 18 seed runs (`calibrate --cost-model
+//! roofline|kernels --runs '*,!002,!003-16..003-23,!004-*' --cross-validate`) the roofline
+//! reaches 5.6/6.4/4.3% (LOMO 6.6/8.5/4.1%, LOHO 7.0/10.7/6.2%), the kernels 18.6/23.3/16.0%
+//! (LOMO 19.3/23.5/16.8%, LOHO 20.4/23.8/17.1%): AIConfigurator's A100 tables (SGLang 0.5.10)
+//! price seed 003's SGLang 0.5.1 long-context decode 25–35% slower than it ran; fitting the
+//! kernel backend's overheads to it (A100 per-layer floor 2.2 µs, graph step 78 µs) makes the
+//! public A100 runs worse (3.9/8.0/30.4% → 12.5/11.7/32.6%), so the profiles keep the joint
+//! fit's overheads. What keeps the kernels from being the default is physics: across the GPU
+//! ladder the measured tables break "a newer GPU is never slower at the same shape" in 170
+//! step comparisons (tests/physics.rs), by up to 37%: B200 slower than H200 on small eager
+//! decode steps (up to 30%), H100/H200 slower than A100 for gpt-oss at TP 8 where A100's MXFP4
+//! experts fall back to the roofline, H200 up to 3% slower than H100 in compute-bound prefill
+//! (same tensor cores: measurement noise). A cross-GPU envelope for the tables is the missing
+//! piece.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
@@ -46,7 +62,8 @@ pub struct CostChoice {
 }
 
 impl CostChoice {
-    /// The backend this choice resolves to.
+    /// The backend this choice resolves to: the one asked for, else the measured kernels when
+    /// `--kernel-db` gives tables, else the roofline.
     pub fn resolve(&self) -> CostModel {
         self.model.unwrap_or(if self.kernel_db.is_some() {
             CostModel::Kernels

@@ -90,7 +90,7 @@ pub struct ServerFlags {
     pub speculative: SpeculativeFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
     /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
-    /// bundled for the profiles that name `kernel_tables`; not yet calibrated, see README).
+    /// bundled for the profiles that name `kernel_tables`; see README "Cost models").
     #[arg(long)]
     pub cost_model: Option<String>,
     /// A directory of kernel tables converted from your own AIConfigurator data by

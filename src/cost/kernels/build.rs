@@ -258,7 +258,7 @@ impl KernelCost {
         let gpus = [s(tp)];
         let lane = |l: &str| [s(tp), s(l)];
         let first_table = db.table("gemm").or_else(|| db.table("moe"));
-        Ok(KernelCost {
+        let mut cost = KernelCost {
             overheads: Overheads::new(hw, model, server),
             provenance: format!(
                 "{} {} {} ({})",
@@ -296,6 +296,30 @@ impl KernelCost {
             },
             dp_attention: server.dp_attention,
             roof,
-        })
+            untuned_moe_floor_ns: None,
+            graph_rows: Vec::new(),
+        };
+        if let Some(u) = crate::cost::moe_config::untuned(hw, model, server.version) {
+            if let Some(c) = &cost.experts {
+                let floor = crate::cost::moe_config::UNTUNED_FLOOR_ROWS;
+                cost.untuned_moe_floor_ns = Some(c.at(floor).0);
+                cost.experts_note += &format!(
+                    "; SGLang {} on {:?} ran the default (untuned) fused-MoE config: max({:.3}× tuned, {:.3}× tuned at {floor} rows) ({})",
+                    server.version,
+                    u.arch,
+                    crate::cost::moe_config::UNTUNED_TAIL,
+                    crate::cost::moe_config::UNTUNED_FLOOR,
+                    u.source
+                );
+            }
+        }
+        // Every captured decode batch's row-dependent parts, once: a graph step then prices
+        // them with one binary search (the values are the ones the step would compute).
+        cost.graph_rows = server
+            .cuda_graph_batch_sizes
+            .iter()
+            .map(|&bs| (bs, cost.row_parts(bs as f64, false)))
+            .collect();
+        Ok(cost)
     }
 }

@@ -63,6 +63,18 @@ struct AllReduce {
     nccl: Option<Curve>,
 }
 
+/// The parts of a step that depend only on its GEMM rows (and whether it runs eagerly): the
+/// linear layers, the routed experts and the all-reduces.
+#[derive(Debug, Clone, Copy, Default)]
+struct RowParts {
+    /// GEMMs of the attention projections (every layer) and of the dense / MoE-shared MLPs.
+    gemm: f64,
+    moe: f64,
+    all_reduce: f64,
+    nccl: bool,
+    extrapolated: u8,
+}
+
 /// A step's GPU time by component, ns, with the extrapolation flags.
 #[derive(Debug, Clone, Copy, Default)]
 struct Parts {
@@ -110,6 +122,11 @@ pub struct KernelCost {
     prefill_attn: Attention,
     all_reduce: AllReduce,
     dp_attention: bool,
+    /// Tuned routed-expert time at the untuned window's floor rows, when the deployment's
+    /// fused MoE runs SGLang's default config ([`crate::cost::moe_config`]).
+    untuned_moe_floor_ns: Option<f64>,
+    /// [`RowParts`] of every captured decode batch size, ascending (built at resolve).
+    graph_rows: Vec<(u64, RowParts)>,
 }
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -158,8 +175,12 @@ impl KernelCost {
                 if out {
                     *x |= X_MOE;
                 }
-                v
+                match self.untuned_moe_floor_ns {
+                    Some(floor) => crate::cost::moe_config::untuned_ns(v, floor),
+                    None => v,
+                }
             }
+            // The roofline applies the untuned-config slowdown itself.
             None => self.roof.experts_op_ns(rows),
         }
     }
@@ -261,23 +282,45 @@ impl KernelCost {
         t
     }
 
-    /// MLP / MoE layers, their collectives and the LM head over `p.rows` tokens (`logits` rows
-    /// for the head), plus the fixed GPU overheads, into `p`.
-    fn add_shared_parts(&self, p: &mut Parts, logits: f64) {
-        let (rows, eager) = (p.rows, p.eager);
-        let x = &mut p.extrapolated;
-        p.gemm += self.dense_layers * self.linear(&self.dense_mlp, rows, x, X_GEMM);
+    /// The linear layers (`attn_gemm`, the attention projections' time, else those of every
+    /// layer over `rows`; then the dense and MoE-shared MLPs), routed experts and all-reduces
+    /// over `rows` GEMM rows.
+    fn rows_only(&self, rows: f64, eager: bool, attn_gemm: Option<f64>) -> RowParts {
+        let mut r = RowParts::default();
+        let x = &mut r.extrapolated;
+        r.gemm = match attn_gemm {
+            Some(t) => t,
+            None => self.num_layers * self.linear(&self.attn_gemms, rows, x, X_GEMM),
+        };
+        r.gemm += self.dense_layers * self.linear(&self.dense_mlp, rows, x, X_GEMM);
         if self.moe_layers > 0.0 {
-            p.gemm += self.moe_layers * self.linear(&self.moe_dense, rows, x, X_GEMM);
-            p.moe += self.moe_layers * self.experts_ns(rows, x);
+            r.gemm += self.moe_layers * self.linear(&self.moe_dense, rows, x, X_GEMM);
+            r.moe += self.moe_layers * self.experts_ns(rows, x);
         }
         let (ar, nccl) = self.all_reduce_ns(rows, !eager, x);
-        p.all_reduce += self.num_layers * 2.0 * ar;
-        p.nccl = nccl;
-        if logits > 0.0 {
-            p.lm_head += self.linear_one(&self.lm_head, logits, x, X_HEAD);
+        r.all_reduce = self.num_layers * 2.0 * ar;
+        r.nccl = nccl;
+        r
+    }
+
+    /// [`Self::rows_only`] with the attention projections, from the resolve-time table when
+    /// `rows` is a captured graph batch.
+    fn row_parts(&self, rows: f64, eager: bool) -> RowParts {
+        if !eager {
+            let bs = rows as u64;
+            if let Ok(i) = self.graph_rows.binary_search_by_key(&bs, |g| g.0) {
+                return self.graph_rows[i].1;
+            }
         }
-        p.fixed = self.overheads.fixed_gpu_ns(eager);
+        self.rows_only(rows, eager, None)
+    }
+
+    /// The LM head over `logits` rows and the fixed GPU overheads, into `p`.
+    fn add_head_and_fixed(&self, p: &mut Parts, logits: f64) {
+        if logits > 0.0 {
+            p.lm_head += self.linear_one(&self.lm_head, logits, &mut p.extrapolated, X_HEAD);
+        }
+        p.fixed = self.overheads.fixed_gpu_ns(p.eager);
     }
 
     fn parts(&self, s: &BatchShape) -> Parts {
@@ -287,10 +330,14 @@ impl KernelCost {
         }
         p.rows = rows(s);
         p.eager = eager(s);
-        p.gemm =
-            self.num_layers * self.linear(&self.attn_gemms, p.rows, &mut p.extrapolated, X_GEMM);
+        let r = self.row_parts(p.rows, p.eager);
+        p.gemm = r.gemm;
+        p.moe = r.moe;
+        p.all_reduce = r.all_reduce;
+        p.nccl = r.nccl;
+        p.extrapolated = r.extrapolated;
         p.attention = self.attention_ns(s, &mut p.extrapolated);
-        self.add_shared_parts(&mut p, s.logit_rows());
+        self.add_head_and_fixed(&mut p, s.logit_rows());
         p
     }
 
@@ -322,8 +369,14 @@ impl KernelCost {
             }
             p.extrapolated |= x;
         }
+        let r = self.rows_only(p.rows, p.eager, Some(p.gemm));
+        p.gemm = r.gemm;
+        p.moe = r.moe;
+        p.all_reduce = r.all_reduce;
+        p.nccl = r.nccl;
+        p.extrapolated |= r.extrapolated;
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
-        self.add_shared_parts(&mut p, logits);
+        self.add_head_and_fixed(&mut p, logits);
         p
     }
 }
