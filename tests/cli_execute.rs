@@ -248,8 +248,11 @@ fn a_pasted_bench_serving_command_runs_with_bench_servings_defaults() {
         "error: --disable-stream: field `disable_stream`: changes what bench_serving measures \
          in a way servesim does not model; remove it (or give bench_serving's default)"
     );
-    let e = exec(&["run", "--backend", "vllm"]).expect_err("refused");
-    assert!(e.message.contains("--engine vllm"), "{e}");
+    // bench_serving's `--backend vllm` drives a vLLM server: the vLLM engine is simulated.
+    let out = exec(&["run", "--backend", "vllm", "--num-prompts", "8"]).expect("runs");
+    assert!(out.contains("vLLM 0.33.0 (V1)"), "{out}");
+    let e = exec(&["run", "--backend", "lmdeploy"]).expect_err("refused");
+    assert!(e.message.contains("drives another server"), "{e}");
 }
 
 #[test]

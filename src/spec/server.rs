@@ -248,9 +248,11 @@ pub struct ServerConfig {
     pub dp_attention: bool,
     pub router: LoadBalanceMethod,
     /// Speculative decoding, when on (`--speculative-algorithm`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<SpeculativeConfig>,
     /// Draft KV bytes per token per rank (0 without a draft model): the draft pool has as many
     /// token slots as the target's, with the draft's layers only.
+    #[serde(skip_serializing_if = "is_zero")]
     pub draft_kv_bytes_per_token: f64,
     /// Defaults servesim chose where SGLang's own would not run, one line each (printed as
     /// notes by `run`).
@@ -258,6 +260,7 @@ pub struct ServerConfig {
     /// The vLLM settings when the engine is vLLM (`None` for SGLang); the fields above then
     /// hold their vLLM equivalents (page = block, chunk = token budget, running cap =
     /// max_num_seqs, context = max_model_len, overlap = async scheduling).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vllm: Option<super::vllm::config::VllmConfig>,
 }
 
@@ -648,4 +651,9 @@ fn positive_flag(flag: &str, v: Option<u64>) -> Result<Option<u64>> {
         )),
         o => Ok(o),
     }
+}
+
+/// serde: leave a zero out of the JSON (an absent draft model).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
