@@ -17,12 +17,15 @@
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
-//! - the decode (or any) step priced: `cost::roofline` (`Roofline::gpu_ns`, `step_time`);
+//! - the decode (or any) step priced: `cost::roofline` (`Roofline::gpu_ns`, `step_time`), or
+//!   `cost::kernels` with `--cost-model kernels` (`cost::select` says which and why); known
+//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`.
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`
+//!   (`calibrate --cost-model` prices the runs with either backend).
 pub mod calibrate;
 pub mod cli;
 pub mod client;
