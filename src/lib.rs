@@ -17,7 +17,9 @@
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
-//! - the decode (or any) step priced: `cost::roofline` (`Roofline::gpu_ns`, `step_time`);
+//! - the decode (or any) step priced: `cost::roofline` (`Roofline::gpu_ns`, `step_time`), or
+//!   `cost::kernels` with `--cost-model kernels` (`cost::select` says which and why); known
+//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
@@ -25,8 +27,8 @@
 //! - `--client vllm` (`vllm bench serve` / `benchmark_serving.py`): versions in
 //!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in
 //!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
-//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`; the
-//!   held-out public runs: `validation/public/` (`validate --manifest`, never fitted);
+//! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`
+//!   (`calibrate --cost-model` prices the runs with either backend); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted);
 //! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);

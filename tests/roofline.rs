@@ -162,3 +162,55 @@ fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
         .step_time(&decode(1, 0, None));
     close(t.total_ns, gpu + cpu);
 }
+
+/// SGLang 0.4.7 ran DeepSeek-V3's fused MoE on Blackwell with the default triton config
+/// (src/cost/moe_config.rs): its routed experts cost PR #3272's default / tuned ratio, 38.2 /
+/// 14.2 µs at 16 rows and 62.2 / 57.5 µs at large m, against 0.4.8 (tuned again); other GPUs
+/// and versions are untouched, under both backends.
+#[test]
+fn untuned_fused_moe_on_blackwell_costs_the_measured_default_kernel_ratio() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::{build, CostChoice, CostModel};
+    let model = load_model("deepseek-v3").unwrap();
+    let moe_ns = |hw: &str, version: &str, cost: CostModel, s: &BatchShape| {
+        let hw = load_hardware(hw).unwrap();
+        let flags = ServerFlags {
+            tp: Some(8),
+            sglang_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
+        let choice = CostChoice {
+            model: Some(cost),
+            kernel_db: None,
+        };
+        let c = build(&hw, &model, &server, &choice).unwrap();
+        c.explain(s)
+            .items
+            .iter()
+            .filter(|i| i.component == Component::Moe)
+            .map(|i| i.time_ns)
+            .sum::<f64>()
+    };
+    let decode16 = BatchShape {
+        decode_reqs: 16,
+        decode_ctx_sum: 16 * 2000,
+        graph_bs: Some(16),
+        ..Default::default()
+    };
+    let mut prefill = BatchShape::default();
+    prefill.add_prefill(4096, 0, None);
+    for cost in [CostModel::Roofline, CostModel::Kernels] {
+        let ratio =
+            |hw: &str, s: &BatchShape| moe_ns(hw, "0.4.7", cost, s) / moe_ns(hw, "0.4.8", cost, s);
+        let r16 = ratio("b200-sxm-180gb", &decode16);
+        assert!((r16 - 38.2 / 14.2).abs() < 1e-6, "{cost:?}: 16 rows ×{r16}");
+        let rbig = ratio("b200-sxm-180gb", &prefill);
+        assert!(
+            (rbig - 62.2 / 57.5).abs() < 1e-6,
+            "{cost:?}: 4096 rows ×{rbig}"
+        );
+        let h200 = ratio("h200-sxm-141gb", &decode16);
+        assert!((h200 - 1.0).abs() < 1e-12, "{cost:?}: h200 ×{h200}");
+    }
+}
