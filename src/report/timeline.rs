@@ -97,8 +97,11 @@ fn values(bs: &[Bucket], width_s: f64, f: fn(&Bucket, f64) -> Option<f64>) -> Ve
         .collect()
 }
 
+/// (x, y) points of one line.
+type Points = Vec<(f64, f64)>;
+
 /// Per bucket centre, the mean and the max of the replicas' values there.
-fn mean_and_max(per_replica: &[Vec<(f64, f64)>]) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+fn mean_and_max(per_replica: &[Points]) -> (Points, Points) {
     let mut at: BTreeMap<u64, (f64, f64, f64, f64)> = BTreeMap::new();
     for pts in per_replica {
         for &(x, y) in pts {
