@@ -19,11 +19,11 @@
 //! Events reuse [`Event`]: `ServerArrival(i)` is request `i` at the router,
 //! `ServerArrival(n + i)` its KV landing on the decode server, `StepEnd(s)` the step of
 //! prefill server `s < x` or decode server `s − x`.
+mod client;
 mod stages;
 
 pub use stages::{PdStats, SideStats, StageStats};
 
-use super::admission::admit;
 use super::event::{DispatchOrder, Event, EventQueue};
 use super::request::Phase;
 use super::router::Router;
@@ -225,88 +225,6 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
 }
 
 impl Pd<'_> {
-    fn check_budget(&self, t: u64) -> Result<()> {
-        if self.q.processed > self.input.max_events {
-            return Err(Error::Budget(format!(
-                "more than {} events (raise --max-events if the run is really this large)",
-                self.input.max_events
-            )));
-        }
-        if let Some((start, secs)) = self.input.deadline {
-            if self.q.processed % 4096 == 0 && start.elapsed().as_secs_f64() > secs {
-                return Err(Error::Budget(format!(
-                    "more than {secs} s of wall-clock time at {:.1} s of simulated time (raise --max-wall-seconds)",
-                    t as f64 / 1e9
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    // --- the client (bench_serving), as in engine::sim -------------------------------------
-
-    fn dispatch(&mut self, i: usize, t: u64) {
-        match self.input.max_concurrency {
-            Some(cap) if self.in_flight >= cap => self.waiters.push_back(i),
-            _ => self.start(i, t),
-        }
-    }
-
-    fn start(&mut self, i: usize, t: u64) {
-        self.in_flight += 1;
-        self.client[i].start_ns = t;
-        let sent = self.client_loop.send(t);
-        self.pending_sends.push(i);
-        if self.flush_at.is_none() {
-            self.flush_at = Some(sent);
-            self.q.push(sent, Event::ClientFlush);
-        }
-    }
-
-    fn flush_sends(&mut self, t: u64) {
-        let end = self.client_loop.busy_end();
-        if end > t {
-            self.flush_at = Some(end);
-            self.q.push(end, Event::ClientFlush);
-            return;
-        }
-        self.flush_at = None;
-        for i in std::mem::take(&mut self.pending_sends) {
-            self.send_to_router(i, t);
-        }
-    }
-
-    fn client_done(&mut self, t: u64) {
-        self.in_flight -= 1;
-        if let Some(w) = self.waiters.pop_front() {
-            self.start(w, t);
-        }
-    }
-
-    /// The request reaches the router (and, tokenized, both servers); refused ones fail as
-    /// the unified server refuses them (either side's limits).
-    fn send_to_router(&mut self, i: usize, sent: u64) {
-        let o = &self.input.overheads;
-        let at_server = sent + o.request_latency_ns.round() as u64;
-        let r = &self.input.requests[i];
-        let p_limits = *self.prefill[0].sched.limits();
-        let d_limits = *self.decode[0].sched.limits();
-        match admit(&p_limits, r.prompt_len, 1).and(admit(&d_limits, r.prompt_len, r.output_len)) {
-            Ok(max_new) => self.client[i].out_len = max_new,
-            Err(_) => {
-                self.client[i].failed = true;
-                let back = at_server + o.request_latency_ns.round() as u64;
-                self.client[i].done_obs = Some(back);
-                self.q.push(back, Event::ClientDone(i));
-                return;
-            }
-        }
-        let tok = (r.prompt_len as f64 * o.tokenize_per_token_ns).round() as u64;
-        let arrive = at_server.max(self.tokenizer_free_ns) + tok;
-        self.tokenizer_free_ns = arrive;
-        self.q.push(arrive, Event::ServerArrival(i));
-    }
-
     // --- router, pre-allocation, transfer ----------------------------------------------------
 
     /// The router picks a prefill and a decode server independently; the request waits in the
@@ -534,7 +452,8 @@ impl Pd<'_> {
         if !batch.decode {
             for it in &batch.prefill {
                 let i = ds.globals[it.id];
-                if res.prefill_tokens.contains(&it.id) || ds.sched.phase(it.id) != Phase::Running {
+                // Fresh requests got their first token at `t` above.
+                if self.stamps[i].first_token_ns == t || ds.sched.phase(it.id) != Phase::Running {
                     continue;
                 }
                 let last = self.client[i].last_obs;
