@@ -23,17 +23,24 @@ pub struct VllmOverrides {
     pub client: ClientFlags,
 }
 
-/// SGLang flags with the same meaning as a `vllm serve` command's (see
-/// [`VllmServeCommand::sglang_args`]).
-pub fn sglang_server_flags(s: &VllmServeCommand) -> ServerFlags {
+/// The vLLM engine's flags of a `vllm serve` command (`--engine vllm`, `spec::engine`).
+pub fn vllm_server_flags(s: &VllmServeCommand) -> ServerFlags {
     ServerFlags {
+        engine: Some("vllm".into()),
         tp: s.tensor_parallel_size,
         dp: s.data_parallel_size,
-        max_running_requests: s.max_num_seqs,
-        chunked_prefill_size: s.max_num_batched_tokens.map(|t| t as i64),
+        max_num_seqs: s.max_num_seqs,
+        max_num_batched_tokens: s.max_num_batched_tokens,
+        gpu_memory_utilization: s.gpu_memory_utilization,
+        enable_prefix_caching: s.enable_prefix_caching == Some(true),
+        no_enable_prefix_caching: s.enable_prefix_caching == Some(false),
+        enforce_eager: s.enforce_eager,
         kv_cache_dtype: s.kv_cache_dtype.clone(),
-        disable_radix_cache: s.enable_prefix_caching == Some(false),
-        disable_cuda_graph: s.enforce_eager,
+        block_size: s.block_size,
+        max_model_len: s.max_model_len,
+        long_prefill_token_threshold: s.long_prefill_token_threshold,
+        async_scheduling: s.async_scheduling,
+        quantization: s.quantization.clone(),
         ..ServerFlags::default()
     }
 }
@@ -55,8 +62,12 @@ pub fn scenario_for(run: &VllmResult, ov: &VllmOverrides) -> Result<Scenario> {
     let serve = run.serve_command.as_deref().map(parse_serve_command);
     let server = serve
         .as_ref()
-        .map(sglang_server_flags)
-        .unwrap_or_default()
+        .map(vllm_server_flags)
+        // A vLLM log without its serve command still ran a vLLM server.
+        .unwrap_or_else(|| ServerFlags {
+            engine: Some("vllm".into()),
+            ..ServerFlags::default()
+        })
         .merged(&ov.server);
     let model = ov.model.clone().or_else(|| {
         let named = bench
