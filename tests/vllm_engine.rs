@@ -432,3 +432,41 @@ fn the_kernel_backend_prices_a_vllm_server_with_vllms_kernels() {
         vllm.step_time(&shape).gpu_ns
     );
 }
+
+/// The plan's launch command for a vLLM deployment is `vllm serve` with the values servesim
+/// resolved (the block count pinned, so the real server runs the simulated KV cache), and the
+/// SGLang client switches to its vLLM backend.
+#[test]
+fn a_vllm_deployment_launches_with_vllm_serve_and_pinned_values() {
+    use servesim::plan::launch::{render, Engine as LaunchEngine};
+    let server = ServerFlags {
+        engine: Some("vllm".into()),
+        max_num_seqs: Some(96),
+        max_model_len: Some(4096),
+        ..Default::default()
+    };
+    let sc = scenario(server, client(8, 100, 10));
+    assert_eq!(LaunchEngine::of(&sc), LaunchEngine::Vllm);
+    let l = render(&sc, LaunchEngine::of(&sc));
+    let blocks = sc.server.vllm.as_ref().unwrap().num_gpu_blocks;
+    assert!(
+        l.server
+            .starts_with("vllm serve Qwen/Qwen2.5-0.5B-Instruct "),
+        "{}",
+        l.server
+    );
+    for needle in [
+        " --tensor-parallel-size 1",
+        " --max-num-seqs 96",
+        " --max-model-len 4096",
+        &format!(" --num-gpu-blocks-override {blocks}"),
+    ] {
+        assert!(l.server.contains(needle), "{needle} in {}", l.server);
+    }
+    assert!(
+        l.client
+            .starts_with("python -m sglang.bench_serving --backend vllm "),
+        "{}",
+        l.client
+    );
+}

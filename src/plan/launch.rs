@@ -4,8 +4,11 @@
 //! CUDA-graph batch sizes, attention backend, …), so the real server runs what was simulated
 //! even where the engine's defaults would differ by version or machine.
 //!
-//! Only SGLang (`python -m sglang.launch_server` + `python -m sglang.bench_serving`) exists
-//! today; another engine adds a variant of [`Engine`] and its two renderers.
+//! SGLang: `python -m sglang.launch_server` (with its speculative-decoding flags when on);
+//! vLLM: `vllm serve` (the engine's resolved budget, sequence cap, memory utilization, block
+//! size and model length). The client is `python -m sglang.bench_serving` (`--backend vllm`
+//! against a vLLM server) or `vllm bench serve` when the scenario emulates vLLM's client.
+//! Not rendered: PD deployments (one command per prefill/decode server and the router).
 use crate::simulation::Scenario;
 use crate::spec::model::{KvDtype, WeightFormat};
 use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
@@ -16,6 +19,17 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     Sglang,
+    Vllm,
+}
+
+impl Engine {
+    /// The engine `sc`'s server runs.
+    pub fn of(sc: &Scenario) -> Engine {
+        match sc.server.vllm {
+            Some(_) => Engine::Vllm,
+            None => Engine::Sglang,
+        }
+    }
 }
 
 /// A deployment's two command lines.
@@ -30,12 +44,18 @@ pub struct LaunchCommands {
 
 /// The commands of `sc` for `engine`.
 pub fn render(sc: &Scenario, engine: Engine) -> LaunchCommands {
-    match engine {
-        Engine::Sglang => LaunchCommands {
-            engine,
-            server: sglang_launch_server(sc),
-            client: sglang_bench_serving(sc),
-        },
+    let server = match engine {
+        Engine::Sglang => sglang_launch_server(sc),
+        Engine::Vllm => vllm_serve(sc),
+    };
+    let client = match sc.client.kind.is_vllm() {
+        true => vllm_bench_serve(sc),
+        false => sglang_bench_serving(sc),
+    };
+    LaunchCommands {
+        engine,
+        server,
+        client,
     }
 }
 
@@ -56,6 +76,13 @@ struct Line(Vec<String>);
 impl Line {
     fn new(program: &str) -> Line {
         Line(vec![format!("python -m {program}")])
+    }
+    fn command(words: &str) -> Line {
+        Line(vec![words.to_string()])
+    }
+    fn word(&mut self, w: &str) -> &mut Line {
+        self.0.push(shell_word(w));
+        self
     }
     fn flag(&mut self, name: &str) -> &mut Line {
         self.0.push(format!("--{name}"));
@@ -150,6 +177,84 @@ pub fn sglang_launch_server(sc: &Scenario) -> String {
     if !s.overlap_schedule {
         l.flag("disable-overlap-schedule");
     }
+    if let Some(spec) = &s.speculative {
+        l.arg("speculative-algorithm", spec.algorithm.name());
+        if let Some(d) = &spec.draft {
+            l.arg(
+                "speculative-draft-model-path",
+                d.hf_id.as_deref().unwrap_or(&d.name),
+            );
+        }
+        l.arg("speculative-num-steps", spec.num_steps)
+            .arg("speculative-eagle-topk", spec.topk)
+            .arg("speculative-num-draft-tokens", spec.num_draft_tokens);
+    }
+    l.done()
+}
+
+/// `vllm serve MODEL ...` for `sc`'s vLLM server (`None` fields of an SGLang scenario are not
+/// reached: [`render`] picks this only for a vLLM server).
+pub fn vllm_serve(sc: &Scenario) -> String {
+    let s = &sc.server;
+    let m = &sc.model;
+    let mut l = Line::command("vllm serve");
+    l.word(m.hf_id.as_deref().unwrap_or(&m.name))
+        .arg("tensor-parallel-size", s.tp);
+    if s.dp > 1 {
+        l.arg("data-parallel-size", s.dp);
+    }
+    if s.weight_format != m.weights {
+        l.arg("quantization", quantization(s.weight_format));
+    }
+    if s.kv_dtype != m.kv_cache_dtype {
+        l.arg("kv-cache-dtype", "fp8");
+    }
+    if let Some(v) = &s.vllm {
+        l.arg("max-num-seqs", v.max_num_seqs)
+            .arg("max-num-batched-tokens", v.max_num_batched_tokens)
+            .arg("gpu-memory-utilization", v.gpu_memory_utilization)
+            .arg("block-size", v.block_size)
+            .arg("max-model-len", v.max_model_len)
+            .arg("num-gpu-blocks-override", v.num_gpu_blocks);
+        if v.long_prefill_token_threshold > 0 {
+            l.arg(
+                "long-prefill-token-threshold",
+                v.long_prefill_token_threshold,
+            );
+        }
+        l.flag(match v.prefix_caching {
+            true => "enable-prefix-caching",
+            false => "no-enable-prefix-caching",
+        });
+        if v.enforce_eager {
+            l.flag("enforce-eager");
+        }
+        if v.async_scheduling {
+            l.flag("async-scheduling");
+        }
+    }
+    l.done()
+}
+
+/// `vllm bench serve ...` with `sc`'s workload (its random dataset).
+pub fn vllm_bench_serve(sc: &Scenario) -> String {
+    let c = &sc.client;
+    let m = &sc.model;
+    let mut l = Line::command("vllm bench serve");
+    l.arg("backend", &c.backend)
+        .arg("model", m.hf_id.as_deref().unwrap_or(&m.name))
+        .arg("dataset-name", &c.dataset_name)
+        .arg("num-prompts", c.num_prompts);
+    if c.dataset_name == "random" {
+        l.arg("random-input-len", c.random_input_len)
+            .arg("random-output-len", c.random_output_len)
+            .arg("random-range-ratio", c.random_range_ratio);
+    }
+    l.arg("request-rate", c.request_rate);
+    if let Some(mc) = c.max_concurrency {
+        l.arg("max-concurrency", mc);
+    }
+    l.arg("seed", c.seed);
     l.done()
 }
 
@@ -157,8 +262,13 @@ pub fn sglang_launch_server(sc: &Scenario) -> String {
 pub fn sglang_bench_serving(sc: &Scenario) -> String {
     let c = &sc.client;
     let m = &sc.model;
+    // Against a vLLM server bench_serving needs its vLLM backend.
+    let backend = match sc.server.vllm.is_some() && c.backend.starts_with("sglang") {
+        true => "vllm",
+        false => c.backend.as_str(),
+    };
     let mut l = Line::new("sglang.bench_serving");
-    l.arg("backend", &c.backend)
+    l.arg("backend", backend)
         .arg("model", m.hf_id.as_deref().unwrap_or(&m.name))
         .arg("dataset-name", &c.dataset_name);
     if let Some(p) = &c.dataset_path {
