@@ -253,14 +253,7 @@ fn max_num_seqs_caps_the_running_requests() {
 }
 
 fn scenario(server: ServerFlags, client: ClientFlags) -> Scenario {
-    let mut sc = Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("qwen2.5-0.5b"),
-        &server,
-        &client,
-    )
-    .unwrap();
+    let mut sc = common::small_h100_scenario(&server, &client);
     sc.check_invariants = true;
     sc
 }
@@ -358,7 +351,7 @@ fn each_engine_refuses_the_other_engines_flags_in_one_line() {
 fn a_sweep_compares_the_engines_point_by_point() {
     use servesim::sweep::grid::Grid;
     use servesim::sweep::Sweep;
-    let flags: Vec<(String, String)> = [
+    let grid = Grid::of(&[
         ("hardware", "h100-sxm5-80gb"),
         ("model", "qwen2.5-0.5b"),
         ("num-prompts", "64"),
@@ -366,14 +359,11 @@ fn a_sweep_compares_the_engines_point_by_point() {
         ("random-output-len", "64"),
         ("random-range-ratio", "1"),
         ("engine", "sglang,vllm"),
-    ]
-    .iter()
-    .map(|(f, v)| (f.to_string(), v.to_string()))
-    .collect();
+    ]);
     let sweep = Sweep {
         file: ScenarioFile::default(),
         scenario: None,
-        grid: Grid::parse(&flags).unwrap(),
+        grid: grid.unwrap(),
     };
     let out = sweep.run(None, &|| {});
     let engines: Vec<String> = out
