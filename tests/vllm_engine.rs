@@ -130,15 +130,17 @@ fn a_long_prefill_is_chunked_while_decodes_continue_in_the_same_step() {
 
 #[test]
 fn the_long_prefill_threshold_caps_each_chunk() {
-    let flags = ServerFlags {
+    // A 64-token budget and --long-prefill-token-threshold 16, under vLLM `version`.
+    let flags = |version: Option<&str>| ServerFlags {
         num_gpu_blocks_override: Some(101),
         max_num_batched_tokens: Some(64),
         max_num_seqs: Some(8),
         max_model_len: Some(64),
         long_prefill_token_threshold: Some(16),
+        vllm_version: version.map(|v| v.parse().unwrap()),
         ..Default::default()
     };
-    let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+    let cfg = vllm(flags(None), "h100-sxm5-80gb", "qwen2.5-0.5b");
     let mut s = VllmScheduler::new(&cfg, None).unwrap();
     for _ in 0..2 {
         let id = s.add_request(40, 4);
@@ -151,16 +153,7 @@ fn the_long_prefill_threshold_caps_each_chunk() {
     );
     // A lone request: uncapped from 0.31 (it takes the whole 40), capped before.
     for (version, expect) in [("0.33.0", 40), ("0.30.0", 16)] {
-        let flags = ServerFlags {
-            num_gpu_blocks_override: Some(101),
-            max_num_batched_tokens: Some(64),
-            max_num_seqs: Some(8),
-            max_model_len: Some(64),
-            long_prefill_token_threshold: Some(16),
-            vllm_version: Some(version.parse().unwrap()),
-            ..Default::default()
-        };
-        let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+        let cfg = vllm(flags(Some(version)), "h100-sxm5-80gb", "qwen2.5-0.5b");
         let mut s = VllmScheduler::new(&cfg, None).unwrap();
         let id = s.add_request(40, 4);
         s.arrive(id);
