@@ -7,19 +7,16 @@ use servesim::sweep::grid::Grid;
 use servesim::sweep::Sweep;
 
 fn benches(c: &mut Criterion) {
-    let flags: Vec<(String, String)> = [
+    let grid = Grid::of(&[
         ("hardware", "a100-sxm4-80gb"),
         ("model", "qwen3-8b"),
         ("num-prompts", "1000"),
         ("max-concurrency", "8:512:8"),
-    ]
-    .iter()
-    .map(|(f, v)| (f.to_string(), v.to_string()))
-    .collect();
+    ]);
     let sweep = Sweep {
         file: ScenarioFile::default(),
         scenario: None,
-        grid: Grid::parse(&flags).expect("grid"),
+        grid: grid.expect("grid"),
     };
     assert_eq!(sweep.grid.len(), 64);
     let mut g = c.benchmark_group("sweep");

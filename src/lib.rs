@@ -22,7 +22,8 @@
 //!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`;
-//! - the client's semaphore, sends and token streams: `engine::sim`, `engine::stream`;
+//! - the client's semaphore, sends and token streams: `engine::client_loop` (one client loop
+//!   for the unified and the PD event loops), `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
 //! - `--client vllm` (`vllm bench serve` / `benchmark_serving.py`): versions in
 //!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in

@@ -3,9 +3,9 @@
 //! server with an ideal client unless told otherwise.
 mod common;
 use common::servesim;
-use servesim::simulation::{run, RunOutput, Scenario};
+use servesim::simulation::{run, RunOutput};
 use servesim::spec::server::ServerFlags;
-use servesim::spec::workload::{ClientFlags, ScenarioFile};
+use servesim::spec::workload::ClientFlags;
 
 /// qwen2.5-0.5b on `dp` H100 replicas, `n` requests of 64/16 tokens at `rate` req/s.
 fn simulate(dp: u64, n: u64, rate: f64, extra: ClientFlags) -> RunOutput {
@@ -21,15 +21,7 @@ fn simulate(dp: u64, n: u64, rate: f64, extra: ClientFlags) -> RunOutput {
         dp: Some(dp),
         ..Default::default()
     };
-    let sc = Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("qwen2.5-0.5b"),
-        &server,
-        &client,
-    )
-    .unwrap();
-    run(&sc).unwrap()
+    run(&common::small_h100_scenario(&server, &client)).unwrap()
 }
 
 fn client_bound(out: &RunOutput) -> Vec<&String> {

@@ -41,11 +41,16 @@ fn scenario_with(hw: &str, model: &str, tp: u64, backend: &str) -> Option<Scenar
         cost_model: Some(backend.into()),
         ..Default::default()
     };
+    resolve(hw, model, &flags)
+}
+
+/// `model` on `hw` under `flags` and the default client, if it resolves.
+fn resolve(hw: &str, model: &str, flags: &ServerFlags) -> Option<Scenario> {
     Scenario::resolve(
         &ScenarioFile::default(),
         Some(hw),
         Some(model),
-        &flags,
+        flags,
         &ClientFlags::default(),
     )
     .ok()
@@ -57,14 +62,7 @@ fn scenario(hw: &str, model: &str, tp: u64) -> Option<Scenario> {
         tp: Some(tp),
         ..Default::default()
     };
-    Scenario::resolve(
-        &ScenarioFile::default(),
-        Some(hw),
-        Some(model),
-        &flags,
-        &ClientFlags::default(),
-    )
-    .ok()
+    resolve(hw, model, &flags)
 }
 
 fn decode(bs: u64, ctx: u64, graph: bool) -> BatchShape {
@@ -296,7 +294,7 @@ fn h200_beats_h100_on_qwen3_32b_tp8() {
 /// profile's node widened to 16 devices), and strictly dearer on some shape.
 #[test]
 fn tp16_across_two_nodes_is_never_cheaper_than_inside_one() {
-    let resolve = |hw: &str, model: &str, dp_attention: bool, cost_model: &str| {
+    let tp16 = |hw: &str, model: &str, dp_attention: bool, cost_model: &str| {
         let flags = ServerFlags {
             tp: Some(16),
             dp: dp_attention.then_some(16),
@@ -304,14 +302,7 @@ fn tp16_across_two_nodes_is_never_cheaper_than_inside_one() {
             cost_model: Some(cost_model.into()),
             ..Default::default()
         };
-        Scenario::resolve(
-            &ScenarioFile::default(),
-            Some(hw),
-            Some(model),
-            &flags,
-            &ClientFlags::default(),
-        )
-        .ok()
+        resolve(hw, model, &flags)
     };
     let shapes = shapes();
     let mut compared = 0;
@@ -320,7 +311,7 @@ fn tp16_across_two_nodes_is_never_cheaper_than_inside_one() {
         for model in model_names() {
             for dp_attention in [false, true] {
                 for cost_model in ["roofline", "kernels"] {
-                    let Some(two) = resolve(hw, model, dp_attention, cost_model) else {
+                    let Some(two) = tp16(hw, model, dp_attention, cost_model) else {
                         continue;
                     };
                     assert_eq!(two.hardware.link.devices_per_node, 8);

@@ -12,6 +12,16 @@ use servesim::spec::workload::{ClientFlags, ScenarioFile};
 
 const H100: &str = "h100-sxm5-80gb";
 
+/// Qwen3-8B with its EAGLE3 draft head, as `run` flags.
+const QWEN3_8B_EAGLE3: [&str; 6] = [
+    "--model",
+    "qwen3-8b",
+    "--speculative-algorithm",
+    "EAGLE3",
+    "--speculative-draft-model-path",
+    "qwen3-8b-eagle3",
+];
+
 fn eagle3(accept: Option<f64>, steps: Option<u64>) -> ServerFlags {
     ServerFlags {
         speculative: SpeculativeFlags {
@@ -301,16 +311,7 @@ fn bad_speculative_input_is_a_one_line_error() {
         ),
         &["hidden_size 4096", "5120"],
     );
-    let eagle = [
-        "--model",
-        "qwen3-8b",
-        "--speculative-algorithm",
-        "EAGLE3",
-        "--speculative-draft-model-path",
-        "qwen3-8b-eagle3",
-        "--speculative-num-steps",
-        "3",
-    ];
+    let eagle = [&QWEN3_8B_EAGLE3[..], &["--speculative-num-steps", "3"]].concat();
     common::fails_with(
         &with(
             &base,
@@ -380,7 +381,7 @@ fn bad_speculative_input_is_a_one_line_error() {
 fn sweep_varies_speculative_flags() {
     let dir = std::env::temp_dir().join(format!("servesim-spec-sweep-{}", std::process::id()));
     let d = dir.to_str().unwrap();
-    let (code, _out, err) = common::servesim(&[
+    let sweep = [
         "sweep",
         "--out",
         d,
@@ -388,12 +389,8 @@ fn sweep_varies_speculative_flags() {
         "--no-charts",
         "--hardware",
         H100,
-        "--model",
-        "qwen3-8b",
-        "--speculative-algorithm",
-        "EAGLE3",
-        "--speculative-draft-model-path",
-        "qwen3-8b-eagle3",
+    ];
+    let grid = [
         "--speculative-num-steps",
         "1,3",
         "--speculative-eagle-topk",
@@ -406,7 +403,8 @@ fn sweep_varies_speculative_flags() {
         "64",
         "--random-output-len",
         "64",
-    ]);
+    ];
+    let (code, _out, err) = common::servesim(&[&sweep[..], &QWEN3_8B_EAGLE3, &grid].concat());
     assert_eq!(code, 0, "{err}");
     let json = std::fs::read_to_string(dir.join("sweep.json")).unwrap();
     assert!(

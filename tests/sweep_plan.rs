@@ -13,11 +13,7 @@ mod common;
 use common::servesim;
 
 fn grid(flags: &[(&str, &str)]) -> Grid {
-    let owned: Vec<(String, String)> = flags
-        .iter()
-        .map(|(f, v)| (f.to_string(), v.to_string()))
-        .collect();
-    Grid::parse(&owned).expect("valid grid")
+    Grid::of(flags).expect("valid grid")
 }
 
 fn sweep(flags: &[(&str, &str)]) -> Sweep {
@@ -140,6 +136,28 @@ fn plan_finds_the_tpot_knee_within_one_grid_step() {
     assert_eq!(pb.best().unwrap().index, best.index);
 }
 
+/// Plan over the grid `flags` for 1.15× `one` (one replica's capacity) under a 2 s p99 TTFT,
+/// at `prices` per GPU-hour, with at most `gpu_budget` GPUs.
+fn scale_out_plan(
+    flags: &[(&str, &str)],
+    one: f64,
+    prices: &str,
+    gpu_budget: Option<u64>,
+) -> PlanSpec {
+    PlanSpec {
+        file: ScenarioFile::default(),
+        grid: grid(flags),
+        slo: Slo {
+            ttft_p99_ms: Some(2000.0),
+            ..Default::default()
+        },
+        goal: Goal::TargetRate(1.15 * one),
+        prices: prices.parse::<Prices>().unwrap(),
+        tolerance: 0.02,
+        gpu_budget,
+    }
+}
+
 #[test]
 fn plan_scales_out_with_replicas_when_one_cannot_keep_up() {
     // A server-side running cap makes one replica saturate early; --dp adds replicas.
@@ -153,18 +171,7 @@ fn plan_scales_out_with_replicas_when_one_cannot_keep_up() {
     assert!(two > 1.3 * one, "dp 2 should add capacity: {one} vs {two}");
     let mut f = flags.clone();
     f.push(("dp", "1,2,4"));
-    let spec = PlanSpec {
-        file: ScenarioFile::default(),
-        grid: grid(&f),
-        slo: Slo {
-            ttft_p99_ms: Some(2000.0),
-            ..Default::default()
-        },
-        goal: Goal::TargetRate(1.15 * one),
-        prices: "1.0".parse::<Prices>().unwrap(),
-        tolerance: 0.02,
-        gpu_budget: None,
-    };
+    let spec = scale_out_plan(&f, one, "1.0", None);
     let p = plan(&spec, &|| {}).unwrap();
     let best = p.best().expect("some dp meets the target");
     assert_eq!(
@@ -184,18 +191,7 @@ fn plan_keeps_to_the_gpu_budget_and_reports_the_per_gpu_frontier_and_the_launch_
     let mut f = with(&[("max-running-requests", "16")]);
     let one = sweep(&f).point(0).metric("request_throughput").unwrap();
     f.push(("dp", "1,2,4"));
-    let spec = PlanSpec {
-        file: ScenarioFile::default(),
-        grid: grid(&f),
-        slo: Slo {
-            ttft_p99_ms: Some(2000.0),
-            ..Default::default()
-        },
-        goal: Goal::TargetRate(1.15 * one),
-        prices: "3.0".parse::<Prices>().unwrap(),
-        tolerance: 0.02,
-        gpu_budget: Some(2),
-    };
+    let spec = scale_out_plan(&f, one, "3.0", Some(2));
     let p = plan(&spec, &|| {}).unwrap();
     let dp4 = p.candidates.iter().find(|c| c.params["dp"] == "4").unwrap();
     assert_eq!(

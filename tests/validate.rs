@@ -111,6 +111,16 @@ fn manifest_covers_every_result_once_and_agrees_with_the_logs() {
 }
 
 /// Labels of a rendered or recorded result block, lower-cased.
+/// The metric labels the real tool printed in a log (lower-cased).
+fn labels_of_log(run: &servesim::validate::logparse::ParsedRun) -> BTreeSet<String> {
+    run.metrics
+        .all
+        .keys()
+        .chain(run.metrics.text.keys())
+        .map(|k| k.to_lowercase())
+        .collect()
+}
+
 fn labels_of_render(
     bench: &servesim::validate::manifest::Entry,
     run: &servesim::validate::logparse::ParsedRun,
@@ -133,13 +143,7 @@ fn labels_of_render(
 fn bench_version_prints_the_same_lines_as_the_log() {
     for e in &manifest().entries {
         let run = &logs()[&e.file].runs[e.run];
-        let real: BTreeSet<String> = run
-            .metrics
-            .all
-            .keys()
-            .chain(run.metrics.text.keys())
-            .map(|k| k.to_lowercase())
-            .collect();
+        let real = labels_of_log(run);
         assert_eq!(
             labels_of_render(e, run),
             real,
@@ -563,13 +567,7 @@ fn public_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         );
         assert_eq!(workload_summary(&run.args), e.log.client, "{}", e.id);
         // The manifest's client version prints exactly the lines the source printed.
-        let real: BTreeSet<String> = run
-            .metrics
-            .all
-            .keys()
-            .chain(run.metrics.text.keys())
-            .map(|k| k.to_lowercase())
-            .collect();
+        let real = labels_of_log(run);
         assert_eq!(labels_of_render(e, run), real, "{}", e.id);
         if let Some(cmd) = &run.server_command {
             let stated = server_flags_from_command(cmd);

@@ -363,7 +363,11 @@ fn saved_json_keys_match_the_source_key_by_key() {
             .collect()
     };
     let m = sample_metrics(&[99.0]);
-    let metric_keys = |m: &str| ["mean", "median", "std", "p99"].map(|s| format!("{s}_{m}_ms"));
+    // Then, for TTFT, TPOT and ITL: mean, median, std and p99, in ms.
+    let latency_keys: Vec<String> = ["ttft", "tpot", "itl"]
+        .iter()
+        .flat_map(|m| ["mean", "median", "std", "p99"].map(|s| format!("{s}_{m}_ms")))
+        .collect();
     // CLI 0.33.0, no --save-detailed (serve.py main(): result_json header keys, then the
     // benchmark() result; the per-request lists deleted; date/label/tokenizer_id left out).
     let mut want: Vec<String> = [
@@ -388,9 +392,7 @@ fn saved_json_keys_match_the_source_key_by_key() {
     ]
     .map(String::from)
     .to_vec();
-    for k in ["ttft", "tpot", "itl"] {
-        want.extend(metric_keys(k));
-    }
+    want.extend_from_slice(&latency_keys);
     assert_eq!(keys("cli", "0.33.0", &m), want);
     // Legacy 0.6.3 (benchmark_serving.py): backend, best_of, no burstiness/concurrency, no
     // goodput key, no failed, no peaks.
@@ -410,9 +412,7 @@ fn saved_json_keys_match_the_source_key_by_key() {
     ]
     .map(String::from)
     .to_vec();
-    for k in ["ttft", "tpot", "itl"] {
-        want.extend(metric_keys(k));
-    }
+    want.extend_from_slice(&latency_keys);
     assert_eq!(keys("legacy", "0.6.3", &m), want);
     // The goodput key's stray colon (legacy 0.6.4–0.9.1, CLI 0.8.0–0.9.0), gone in 0.9.2.
     assert!(keys("legacy", "0.8.5", &m).contains(&"request_goodput:".to_string()));

@@ -26,6 +26,23 @@ fn vllm(flags: ServerFlags, hw: &str, model: &str) -> ServerConfig {
     .unwrap()
 }
 
+/// A batch's prefill items as (id, extend, prefix, last chunk).
+fn chunks(b: &Batch) -> Vec<(usize, u64, u64, bool)> {
+    b.prefill
+        .iter()
+        .map(|p| (p.id, p.extend, p.prefix, p.last_chunk))
+        .collect()
+}
+
+/// Llama-3.1-8B on one H100 under `vllm serve` of `version`, all defaults.
+fn llama_8b_on_h100(version: &str) -> ServerConfig {
+    let flags = ServerFlags {
+        vllm_version: Some(version.parse().unwrap()),
+        ..Default::default()
+    };
+    vllm(flags, "h100-sxm5-80gb", "llama-3.1-8b")
+}
+
 /// qwen2.5-0.5b with blocks of 16, `blocks` KV blocks (one of them vLLM's null block),
 /// `max_model_len` 64 and the given budgets.
 fn small(blocks: u64, mnbt: u64, mns: u64) -> VllmScheduler {
@@ -51,14 +68,7 @@ fn step(s: &mut VllmScheduler) -> Batch {
 fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
     // Llama-3.1-8B on one H100 (nvidia-smi 81559 MiB), `vllm serve` 0.11.0: utilization 0.90,
     // budget 8192 tokens / 1024 sequences (reference A.2: ≥ 70 GiB, not an A100), block 16.
-    let c = vllm(
-        ServerFlags {
-            vllm_version: Some("0.11.0".parse().unwrap()),
-            ..Default::default()
-        },
-        "h100-sxm5-80gb",
-        "llama-3.1-8b",
-    );
+    let c = llama_8b_on_h100("0.11.0");
     let v = c.vllm.as_ref().unwrap();
     assert_eq!((v.max_num_batched_tokens, v.max_num_seqs), (8192, 1024));
     assert_eq!((v.block_size, v.gpu_memory_utilization), (16, 0.90));
@@ -82,14 +92,7 @@ fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
     assert_eq!(c.kv_pool_tokens, (blocks - 1) * 16);
 
     // 0.20+: utilization 0.92 and the CUDA-graph estimate (0.5 GiB) come off too.
-    let n = vllm(
-        ServerFlags {
-            vllm_version: Some("0.20.0".parse().unwrap()),
-            ..Default::default()
-        },
-        "h100-sxm5-80gb",
-        "llama-3.1-8b",
-    );
+    let n = llama_8b_on_h100("0.20.0");
     let kv20 = 81559.0 * MIB * 0.92 - weights - activation - 1024.0 * MIB;
     assert_eq!(
         n.vllm.unwrap().num_gpu_blocks,
@@ -114,21 +117,11 @@ fn a_long_prefill_is_chunked_while_decodes_continue_in_the_same_step() {
     let b2 = step(&mut s);
     assert_eq!(b2.shape.decode_reqs, 1);
     assert_eq!(b2.shape.prefill_tokens, 63);
-    let chunks: Vec<(usize, u64, u64, bool)> = b2
-        .prefill
-        .iter()
-        .map(|p| (p.id, p.extend, p.prefix, p.last_chunk))
-        .collect();
-    assert_eq!(chunks, vec![(b, 40, 0, true), (c, 23, 0, false)]);
+    assert_eq!(chunks(&b2), vec![(b, 40, 0, true), (c, 23, 0, false)]);
     // Next: A and B decode (2 tokens), C continues with its 37 remaining tokens.
     let b3 = step(&mut s);
     assert_eq!(b3.shape.decode_reqs, 2);
-    let chunks: Vec<(usize, u64, u64, bool)> = b3
-        .prefill
-        .iter()
-        .map(|p| (p.id, p.extend, p.prefix, p.last_chunk))
-        .collect();
-    assert_eq!(chunks, vec![(c, 37, 23, true)]);
+    assert_eq!(chunks(&b3), vec![(c, 37, 23, true)]);
     assert_eq!(
         (s.output_tokens(a), s.output_tokens(b), s.output_tokens(c)),
         (3, 2, 1)
@@ -137,15 +130,17 @@ fn a_long_prefill_is_chunked_while_decodes_continue_in_the_same_step() {
 
 #[test]
 fn the_long_prefill_threshold_caps_each_chunk() {
-    let flags = ServerFlags {
+    // A 64-token budget and --long-prefill-token-threshold 16, under vLLM `version`.
+    let flags = |version: Option<&str>| ServerFlags {
         num_gpu_blocks_override: Some(101),
         max_num_batched_tokens: Some(64),
         max_num_seqs: Some(8),
         max_model_len: Some(64),
         long_prefill_token_threshold: Some(16),
+        vllm_version: version.map(|v| v.parse().unwrap()),
         ..Default::default()
     };
-    let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+    let cfg = vllm(flags(None), "h100-sxm5-80gb", "qwen2.5-0.5b");
     let mut s = VllmScheduler::new(&cfg, None).unwrap();
     for _ in 0..2 {
         let id = s.add_request(40, 4);
@@ -158,16 +153,7 @@ fn the_long_prefill_threshold_caps_each_chunk() {
     );
     // A lone request: uncapped from 0.31 (it takes the whole 40), capped before.
     for (version, expect) in [("0.33.0", 40), ("0.30.0", 16)] {
-        let flags = ServerFlags {
-            num_gpu_blocks_override: Some(101),
-            max_num_batched_tokens: Some(64),
-            max_num_seqs: Some(8),
-            max_model_len: Some(64),
-            long_prefill_token_threshold: Some(16),
-            vllm_version: Some(version.parse().unwrap()),
-            ..Default::default()
-        };
-        let cfg = vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b");
+        let cfg = vllm(flags(Some(version)), "h100-sxm5-80gb", "qwen2.5-0.5b");
         let mut s = VllmScheduler::new(&cfg, None).unwrap();
         let id = s.add_request(40, 4);
         s.arrive(id);
@@ -253,14 +239,7 @@ fn max_num_seqs_caps_the_running_requests() {
 }
 
 fn scenario(server: ServerFlags, client: ClientFlags) -> Scenario {
-    let mut sc = Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("qwen2.5-0.5b"),
-        &server,
-        &client,
-    )
-    .unwrap();
+    let mut sc = common::small_h100_scenario(&server, &client);
     sc.check_invariants = true;
     sc
 }
@@ -358,7 +337,7 @@ fn each_engine_refuses_the_other_engines_flags_in_one_line() {
 fn a_sweep_compares_the_engines_point_by_point() {
     use servesim::sweep::grid::Grid;
     use servesim::sweep::Sweep;
-    let flags: Vec<(String, String)> = [
+    let grid = Grid::of(&[
         ("hardware", "h100-sxm5-80gb"),
         ("model", "qwen2.5-0.5b"),
         ("num-prompts", "64"),
@@ -366,14 +345,11 @@ fn a_sweep_compares_the_engines_point_by_point() {
         ("random-output-len", "64"),
         ("random-range-ratio", "1"),
         ("engine", "sglang,vllm"),
-    ]
-    .iter()
-    .map(|(f, v)| (f.to_string(), v.to_string()))
-    .collect();
+    ]);
     let sweep = Sweep {
         file: ScenarioFile::default(),
         scenario: None,
-        grid: Grid::parse(&flags).unwrap(),
+        grid: grid.unwrap(),
     };
     let out = sweep.run(None, &|| {});
     let engines: Vec<String> = out

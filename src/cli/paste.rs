@@ -10,6 +10,7 @@
 //!   `--dataset-name` means sharegpt, no `--max-concurrency` means no cap;
 //! * the flags given before `--` come last, so they override the pasted ones.
 use crate::spec::server::ServerFlags;
+use crate::validate::replay::argparse_value;
 use std::ffi::OsString;
 
 /// A word or a command separator of a shell line.
@@ -144,7 +145,7 @@ fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
             continue;
         };
         let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
+            Some((n, v)) => (n, Some(v)),
             None => (body, None),
         };
         let exact = known
@@ -159,18 +160,7 @@ fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
             _ => None,
         });
         let model = matches!(name, "model-path" | "model");
-        let takes_value = hit.map_or(true, |h| h.2);
-        let value = match inline {
-            Some(v) => Some(v),
-            None if takes_value => match args.get(i) {
-                Some(v) if !v.starts_with("--") => {
-                    i += 1;
-                    Some(v.clone())
-                }
-                _ => None,
-            },
-            None => None,
-        };
+        let value = argparse_value(inline, hit.map_or(true, |h| h.2), args, &mut i);
         match (hit, model) {
             (_, true) => kept.extend(["--model".to_string()].into_iter().chain(value)),
             (Some((long, _, _)), false) => {

@@ -8,6 +8,7 @@
 //! key joins the lane in O(1), any other goes to the heap, and a pop takes the smaller of the
 //! lane's front and the heap's top. Keys are unique, so the pop order is exactly a single
 //! heap's. Entries are 24 bytes: time, (priority, sequence) packed in one word, payload.
+use crate::error::{Error, Result};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -159,6 +160,33 @@ impl Iterator for DispatchOrder {
         self.next += 1;
         Some(self.sorted.as_ref().map_or(k, |s| s[k]))
     }
+}
+
+/// Latest simulated time (2^62 ns ≈ 146 years); later means the inputs are absurd, and it
+/// leaves headroom so latencies added to any event time cannot overflow.
+pub const MAX_CLOCK_NS: u64 = 1 << 62;
+
+/// When a step of `total_ns` launched at `t` ends, or an error for a broken cost model or
+/// an absurd profile (which must error, not overflow the clock); `shape` (the batch, or
+/// the group's batches) only names the step in the error.
+pub fn step_end_time(t: u64, total_ns: f64, shape: &dyn std::fmt::Debug) -> Result<u64> {
+    if !(total_ns.is_finite() && total_ns >= 0.0) {
+        return Err(Error::Msg(format!(
+            "cost model returned {total_ns} ns for {shape:?}"
+        )));
+    }
+    let dur = (total_ns.round() as u64).max(1);
+    t.checked_add(dur)
+        .filter(|&e| e <= MAX_CLOCK_NS)
+        .ok_or_else(|| {
+            Error::Impossible(format!(
+                "simulated time would pass {} years (a step of {:.3e} s at {:.3e} s): \
+                 the hardware profile or model numbers are implausible",
+                MAX_CLOCK_NS / (365 * 86_400 * 1_000_000_000),
+                total_ns / 1e9,
+                t as f64 / 1e9
+            ))
+        })
 }
 
 #[cfg(test)]

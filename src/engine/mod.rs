@@ -3,8 +3,10 @@
 //! `scheduler/decode.rs`), the running batch as O(1) aggregates (`running`), streamed tokens
 //! and ITLs (`stream`), and the loop that ties client and server together (`sim`).
 pub mod admission;
+pub mod client_loop;
 pub mod dispatch;
 pub mod event;
+pub mod input;
 pub mod kv;
 pub mod pd;
 pub mod radix;

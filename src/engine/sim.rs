@@ -2,60 +2,19 @@
 //! semaphore, single-threaded sends, observation of streamed tokens) against SGLang (the
 //! tokenizer, a router over data-parallel replicas, and each replica's scheduler iterations
 //! priced by a [`StepCost`]). Produces the [`RunRecord`] the metrics are computed from.
-use super::admission::{admit, AdmissionLimits};
+use super::admission::{admit, AdmissionLimits, Refusal};
+use super::client_loop::{run_events, BenchClient, ServerSide};
 use super::dispatch::EngineScheduler;
-use super::event::{DispatchOrder, Event, EventQueue};
+use super::event::{step_end_time, Event, EventQueue};
+pub use super::input::{ClientRequest, SimInput};
 use super::request::Phase;
 use super::router::Router;
 use super::scheduler::{Batch, SchedStats};
-use super::stream::{ClientLoop, Streams};
+use super::stream::Streams;
 use super::timeline::Sample;
 use crate::cost::{BatchShape, StepCost};
 use crate::error::{Error, Result};
-use crate::metrics::record::{RequestOutcome, RunRecord};
-use crate::spec::hardware::Overheads;
-use std::collections::VecDeque;
-
-/// One request as the client sends it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientRequest {
-    pub prompt_len: u64,
-    pub output_len: u64,
-    /// Prompt tokens already in the radix cache when it arrives (e.g. the warm-up's prompt).
-    pub cached_prefix: u64,
-    /// Shared-prefix group (system prompt, or earlier turns of a conversation).
-    pub prefix_group: Option<u64>,
-    /// Leading prompt tokens shared within the group.
-    pub prefix_len: u64,
-}
-
-/// Everything the event loop needs besides the scheduler and the cost model.
-#[derive(Debug, Clone)]
-pub struct SimInput {
-    pub requests: Vec<ClientRequest>,
-    /// Dispatch time of each request (ns).
-    pub dispatch_ns: Vec<u64>,
-    /// When bench_serving's dispatch loop ends (after its last sleep), ns.
-    pub dispatch_end_ns: u64,
-    pub max_concurrency: Option<u64>,
-    /// Closing `/get_server_info` round trip, if the client makes one.
-    pub server_info_at_end: bool,
-    pub overheads: Overheads,
-    /// CPU time of the client's loop per request send, ns (0 for an ideal client).
-    pub client_send_ns: f64,
-    /// Safety budget: stop with an error after this many events.
-    pub max_events: u64,
-    /// Check the scheduler's invariants after every step (O(n) per step; for tests).
-    pub check_invariants: bool,
-    /// Wall-clock budget (start, seconds): the run stops with an error once it is exceeded.
-    /// Checked every 4096 events; it never changes a result, only turns a run into an error.
-    pub deadline: Option<(std::time::Instant, f64)>,
-    /// Record one timeline sample per scheduler iteration.
-    pub record_timeline: bool,
-    /// Track every request's ITLs one token at a time (the straightforward O(batch) per step
-    /// path) instead of by cohort; results must be identical. For tests.
-    pub reference_itl: bool,
-}
+use crate::metrics::record::RunRecord;
 
 /// The simulation's own counters.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -79,23 +38,6 @@ pub struct SimOutput {
     pub accept_length: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct ClientState {
-    start_ns: u64,
-    first_obs: Option<u64>,
-    /// (observation time of its prefill token, decode steps seen then): its cohort while no
-    /// decode step has run since it joined the running batch.
-    joined: Option<(u64, u64)>,
-    /// Observation time of its last token, kept while retracted.
-    last_obs: u64,
-    done_obs: Option<u64>,
-    failed: bool,
-    /// `max_new_tokens` after the server's clip: the output length it will report.
-    out_len: u64,
-    /// Replica serving it.
-    replica: u32,
-}
-
 /// One data-parallel replica: its scheduler, the batch in flight and its token streams.
 struct Replica {
     sched: EngineScheduler,
@@ -111,14 +53,7 @@ struct Sim<'a> {
     router: Router,
     cost: &'a dyn StepCost,
     q: EventQueue,
-    client: Vec<ClientState>,
-    client_loop: ClientLoop,
-    waiters: VecDeque<usize>,
-    in_flight: u64,
-    tokenizer_free_ns: u64,
-    /// Requests whose send is queued in the client's busy event loop.
-    pending_sends: Vec<usize>,
-    flush_at: Option<u64>,
+    client: BenchClient,
     steps: u64,
     timeline: Vec<Sample>,
     /// DP attention: the replicas are attention ranks that step together.
@@ -128,10 +63,6 @@ struct Sim<'a> {
     /// The server's admission rules (every replica runs the same configuration).
     limits: AdmissionLimits,
 }
-
-/// Latest simulated time (2^62 ns ≈ 146 years); later means the inputs are absurd, and it
-/// leaves headroom so latencies added to any event time cannot overflow.
-const MAX_CLOCK_NS: u64 = 1 << 62;
 
 /// Runs the simulation of one server replica to completion.
 pub fn simulate(
@@ -174,134 +105,55 @@ pub fn simulate_replicas<S: Into<EngineScheduler>>(
         router,
         cost,
         q: EventQueue::default(),
-        client: vec![ClientState::default(); n],
-        client_loop: ClientLoop::new(input.client_send_ns.round() as u64),
-        waiters: VecDeque::new(),
-        in_flight: 0,
-        tokenizer_free_ns: 0,
-        pending_sends: Vec::new(),
-        flush_at: None,
+        client: BenchClient::new(input),
         steps: 0,
         timeline: Vec::new(),
         lockstep,
         group_busy: false,
     };
-    // One dispatch in the queue at a time, pushed when the previous one is popped.
-    let mut dispatches = DispatchOrder::new(&input.dispatch_ns);
-    if let Some(i) = dispatches.next() {
-        sim.q.push(input.dispatch_ns[i], Event::Dispatch(i));
-    }
-    let mut now = 0;
-    while let Some((t, ev)) = sim.q.pop() {
-        if t < now {
-            return Err(Error::Msg(format!(
-                "internal: clock went backwards from {now} to {t}"
-            )));
-        }
-        now = t;
-        if sim.q.processed > input.max_events {
-            return Err(Error::Budget(format!(
-                "more than {} events (raise --max-events if the run is really this large)",
-                input.max_events
-            )));
-        }
-        if let Some((start, secs)) = input.deadline {
-            if sim.q.processed % 4096 == 0 && start.elapsed().as_secs_f64() > secs {
-                return Err(Error::Budget(format!(
-                    "more than {secs} s of wall-clock time at {:.1} s of simulated time (raise --max-wall-seconds)",
-                    t as f64 / 1e9
-                )));
-            }
-        }
-        match ev {
-            Event::Dispatch(i) => {
-                if let Some(j) = dispatches.next() {
-                    sim.q.push(input.dispatch_ns[j], Event::Dispatch(j));
-                }
-                sim.dispatch(i, t)
-            }
-            Event::ClientDone(i) => sim.client_done(i, t),
-            Event::ClientFlush => sim.flush_sends(t),
-            Event::ServerArrival(i) => {
-                let r = sim.route(i);
-                let idle = if sim.lockstep {
-                    !sim.group_busy
-                } else {
-                    sim.replicas[r].batch.is_none()
-                };
-                if idle {
-                    sim.run_next(r, t)?;
-                }
-            }
-            Event::StepEnd(r) if sim.lockstep => {
-                for k in 0..sim.replicas.len() {
-                    sim.step_end(k, t)?;
-                }
-                sim.run_next(r, t)?;
-            }
-            Event::StepEnd(r) => {
-                sim.step_end(r, t)?;
-                sim.run_next(r, t)?;
-            }
-        }
-    }
+    let now = run_events(input, &mut sim)?;
     sim.finish(now)
 }
 
-impl Sim<'_> {
-    fn dispatch(&mut self, i: usize, t: u64) {
-        match self.input.max_concurrency {
-            Some(cap) if self.in_flight >= cap => self.waiters.push_back(i),
-            _ => self.start(i, t),
-        }
+impl ServerSide for Sim<'_> {
+    fn admit(&self, r: &ClientRequest) -> std::result::Result<u64, Refusal> {
+        admit(&self.limits, r.prompt_len, r.output_len)
     }
 
-    fn start(&mut self, i: usize, t: u64) {
-        self.in_flight += 1;
-        self.client[i].start_ns = t;
-        let sent = self.client_loop.send(t);
-        self.pending_sends.push(i);
-        if self.flush_at.is_none() {
-            self.flush_at = Some(sent);
-            self.q.push(sent, Event::ClientFlush);
-        }
+    fn client_and_queue(&mut self) -> (&mut BenchClient, &mut EventQueue) {
+        (&mut self.client, &mut self.q)
     }
 
-    /// The client's loop is done with its burst of sends (a burst keeps growing while new
-    /// sends join it): every queued request goes out now, in send order.
-    fn flush_sends(&mut self, t: u64) {
-        let end = self.client_loop.busy_end();
-        if end > t {
-            self.flush_at = Some(end);
-            self.q.push(end, Event::ClientFlush);
-            return;
-        }
-        self.flush_at = None;
-        for i in std::mem::take(&mut self.pending_sends) {
-            self.send_to_server(i, t);
-        }
-    }
-
-    fn send_to_server(&mut self, i: usize, sent: u64) {
-        let o = &self.input.overheads;
-        let at_server = sent + o.request_latency_ns.round() as u64;
-        let r = &self.input.requests[i];
-        match admit(&self.limits, r.prompt_len, r.output_len) {
-            Ok(max_new) => self.client[i].out_len = max_new,
-            Err(_) => {
-                self.client[i].failed = true;
-                let back = at_server + o.request_latency_ns.round() as u64;
-                self.client[i].done_obs = Some(back);
-                self.q.push(back, Event::ClientDone(i));
-                return;
+    fn server_event(&mut self, ev: Event, t: u64) -> Result<()> {
+        match ev {
+            Event::ServerArrival(i) => {
+                let r = self.route(i);
+                let idle = if self.lockstep {
+                    !self.group_busy
+                } else {
+                    self.replicas[r].batch.is_none()
+                };
+                if idle {
+                    self.run_next(r, t)?;
+                }
             }
+            Event::StepEnd(r) if self.lockstep => {
+                for k in 0..self.replicas.len() {
+                    self.step_end(k, t)?;
+                }
+                self.run_next(r, t)?;
+            }
+            Event::StepEnd(r) => {
+                self.step_end(r, t)?;
+                self.run_next(r, t)?;
+            }
+            _ => {}
         }
-        let tok = (r.prompt_len as f64 * o.tokenize_per_token_ns).round() as u64;
-        let arrive = at_server.max(self.tokenizer_free_ns) + tok;
-        self.tokenizer_free_ns = arrive;
-        self.q.push(arrive, Event::ServerArrival(i));
+        Ok(())
     }
+}
 
+impl Sim<'_> {
     /// The router hands request `i` to a replica's waiting queue; returns the replica.
     fn route(&mut self, i: usize) -> usize {
         let replicas = &self.replicas;
@@ -319,15 +171,7 @@ impl Sim<'_> {
         }
         rep.globals.push(i);
         rep.sched.arrive(local);
-        self.client[i].replica = r as u32;
         r
-    }
-
-    fn client_done(&mut self, _i: usize, t: u64) {
-        self.in_flight -= 1;
-        if let Some(w) = self.waiters.pop_front() {
-            self.start(w, t);
-        }
     }
 
     /// Replica `r`'s next batch, with the streams of requests it retracted settled; `None`
@@ -342,12 +186,7 @@ impl Sim<'_> {
             if self.input.reference_itl {
                 continue; // `last_obs` is always current in the reference path
             }
-            let id = rep.globals[local];
-            let joined = self.client[id].joined.take();
-            let pending = joined
-                .filter(|j| j.1 == rep.streams.decode_steps())
-                .map(|j| j.0);
-            self.client[id].last_obs = rep.streams.leave(pending);
+            self.client[rep.globals[local]].retract(&mut rep.streams);
         }
         Some(b)
     }
@@ -377,7 +216,7 @@ impl Sim<'_> {
             return Ok(());
         };
         let st = self.cost.step_time(&b.shape);
-        let end = self.step_end_time(t, st.total_ns, &b.shape)?;
+        let end = step_end_time(t, st.total_ns, &b.shape)?;
         self.sample(r, t, end - t, &b.shape);
         self.q.push(end, Event::StepEnd(r));
         self.replicas[r].batch = Some(b);
@@ -399,7 +238,7 @@ impl Sim<'_> {
             .map(|b| b.as_ref().map(|b| b.shape).unwrap_or_default())
             .collect();
         let st = self.cost.group_step_time(&shapes);
-        let end = self.step_end_time(t, st.total_ns, &shapes)?;
+        let end = step_end_time(t, st.total_ns, &shapes)?;
         for (r, b) in batches.into_iter().enumerate() {
             if let Some(b) = &b {
                 self.sample(r, t, end - t, &b.shape);
@@ -410,29 +249,6 @@ impl Sim<'_> {
         self.group_busy = true;
         self.steps += 1;
         Ok(())
-    }
-
-    /// When a step of `total_ns` launched at `t` ends, or an error for a broken cost model or
-    /// an absurd profile (which must error, not overflow the clock); `shape` (the batch, or
-    /// the group's batches) only names the step in the error.
-    fn step_end_time(&self, t: u64, total_ns: f64, shape: &dyn std::fmt::Debug) -> Result<u64> {
-        if !(total_ns.is_finite() && total_ns >= 0.0) {
-            return Err(Error::Msg(format!(
-                "cost model returned {total_ns} ns for {shape:?}"
-            )));
-        }
-        let dur = (total_ns.round() as u64).max(1);
-        t.checked_add(dur)
-            .filter(|&e| e <= MAX_CLOCK_NS)
-            .ok_or_else(|| {
-                Error::Impossible(format!(
-                    "simulated time would pass {} years (a step of {:.3e} s at {:.3e} s): \
-                 the hardware profile or model numbers are implausible",
-                    MAX_CLOCK_NS / (365 * 86_400 * 1_000_000_000),
-                    total_ns / 1e9,
-                    t as f64 / 1e9
-                ))
-            })
     }
 
     fn sample(&mut self, r: usize, t: u64, dur: u64, shape: &BatchShape) {
@@ -465,7 +281,7 @@ impl Sim<'_> {
                 .map_err(|e| Error::Msg(format!("invariant violated at t={t} ns: {e}")))?;
         }
         let emit = t + self.input.overheads.stream_latency_ns.round() as u64;
-        let obs = self.client_loop.observe(emit);
+        let obs = self.client.observe(emit);
         if batch.decode {
             if self.input.reference_itl {
                 // Members still running, plus those that just finished, got a token.
@@ -526,37 +342,15 @@ impl Sim<'_> {
         rep.streams
             .prefill_tokens(res.prefill_tokens.len() as u64, joined, obs);
         for &local in &res.finished {
-            let id = rep.globals[local];
-            self.client[id].done_obs = Some(obs);
-            self.q.push(obs, Event::ClientDone(id));
+            self.client.finished(rep.globals[local], obs, &mut self.q);
         }
         Ok(())
     }
 
     fn finish(self, now: u64) -> Result<SimOutput> {
-        let mut requests = Vec::with_capacity(self.client.len());
-        let mut end = self.input.dispatch_end_ns;
-        let mut failed = 0;
-        for (i, c) in self.client.iter().enumerate() {
-            let r = &self.input.requests[i];
-            let Some(done) = c.done_obs else {
-                return Err(Error::Msg(format!("internal: request {i} never finished")));
-            };
-            end = end.max(done);
-            let success = !c.failed;
-            failed += c.failed as u64;
-            requests.push(RequestOutcome {
-                prompt_len: r.prompt_len,
-                output_len: if success { c.out_len } else { 0 },
-                success,
-                start_ns: c.start_ns,
-                ttft_ns: c.first_obs.map_or(0, |f| f - c.start_ns),
-                latency_ns: done - c.start_ns,
-            });
-        }
-        if self.input.server_info_at_end {
-            end += 2 * self.input.overheads.request_latency_ns.round() as u64;
-        }
+        let (requests, end, failed) = self.client.outcomes(self.input, |i| {
+            Error::Msg(format!("internal: request {i} never finished"))
+        })?;
         let accept_length = self.replicas[0].sched.spec_accept_length();
         let mut sched = SchedStats::default();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());

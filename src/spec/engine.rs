@@ -56,75 +56,70 @@ pub fn engine_for(flags: &ServerFlags, client_backend: Option<&str>) -> Result<E
     }
 }
 
+/// The names whose flag is set, in order.
+fn names_if_set(flags: &[(bool, &'static str)]) -> Vec<&'static str> {
+    flags.iter().filter(|f| f.0).map(|f| f.1).collect()
+}
+
 /// The SGLang-only flags `flags` sets (as typed on the command line).
 fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
-    let mut v = Vec::new();
-    let mut add = |set: bool, name| {
-        if set {
-            v.push(name)
-        }
-    };
-    add(f.mem_fraction_static.is_some(), "--mem-fraction-static");
-    add(f.chunked_prefill_size.is_some(), "--chunked-prefill-size");
-    add(f.max_prefill_tokens.is_some(), "--max-prefill-tokens");
-    add(f.max_running_requests.is_some(), "--max-running-requests");
-    add(f.max_total_tokens.is_some(), "--max-total-tokens");
-    add(f.page_size.is_some(), "--page-size");
-    add(f.schedule_policy.is_some(), "--schedule-policy");
-    add(
-        f.schedule_conservativeness.is_some(),
-        "--schedule-conservativeness",
-    );
-    add(f.disable_radix_cache, "--disable-radix-cache");
-    add(f.disable_cuda_graph, "--disable-cuda-graph");
-    add(f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs");
-    add(f.enable_mixed_chunk, "--enable-mixed-chunk");
-    add(f.disable_overlap_schedule, "--disable-overlap-schedule");
-    add(f.attention_backend.is_some(), "--attention-backend");
-    add(f.sglang_version.is_some(), "--sglang-version");
-    add(f.load_balance_method.is_some(), "--load-balance-method");
-    add(f.enable_dp_attention, "--enable-dp-attention");
-    add(
-        !f.speculative.is_unset(),
-        "--speculative-algorithm (servesim models speculative decoding for SGLang only)",
-    );
-    v
+    names_if_set(&[
+        (f.mem_fraction_static.is_some(), "--mem-fraction-static"),
+        (f.chunked_prefill_size.is_some(), "--chunked-prefill-size"),
+        (f.max_prefill_tokens.is_some(), "--max-prefill-tokens"),
+        (f.max_running_requests.is_some(), "--max-running-requests"),
+        (f.max_total_tokens.is_some(), "--max-total-tokens"),
+        (f.page_size.is_some(), "--page-size"),
+        (f.schedule_policy.is_some(), "--schedule-policy"),
+        (
+            f.schedule_conservativeness.is_some(),
+            "--schedule-conservativeness",
+        ),
+        (f.disable_radix_cache, "--disable-radix-cache"),
+        (f.disable_cuda_graph, "--disable-cuda-graph"),
+        (f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs"),
+        (f.enable_mixed_chunk, "--enable-mixed-chunk"),
+        (f.disable_overlap_schedule, "--disable-overlap-schedule"),
+        (f.attention_backend.is_some(), "--attention-backend"),
+        (f.sglang_version.is_some(), "--sglang-version"),
+        (f.load_balance_method.is_some(), "--load-balance-method"),
+        (f.enable_dp_attention, "--enable-dp-attention"),
+        (
+            !f.speculative.is_unset(),
+            "--speculative-algorithm (servesim models speculative decoding for SGLang only)",
+        ),
+    ])
 }
 
 /// The vLLM-only flags `flags` sets.
 fn vllm_only(f: &ServerFlags) -> Vec<&'static str> {
-    let mut v = Vec::new();
-    let mut add = |set: bool, name| {
-        if set {
-            v.push(name)
-        }
-    };
-    add(f.vllm_version.is_some(), "--vllm-version");
-    add(f.max_num_seqs.is_some(), "--max-num-seqs");
-    add(
-        f.max_num_batched_tokens.is_some(),
-        "--max-num-batched-tokens",
-    );
-    add(
-        f.gpu_memory_utilization.is_some(),
-        "--gpu-memory-utilization",
-    );
-    add(f.enable_prefix_caching, "--enable-prefix-caching");
-    add(f.no_enable_prefix_caching, "--no-enable-prefix-caching");
-    add(f.enforce_eager, "--enforce-eager");
-    add(f.block_size.is_some(), "--block-size");
-    add(f.max_model_len.is_some(), "--max-model-len");
-    add(
-        f.long_prefill_token_threshold.is_some(),
-        "--long-prefill-token-threshold",
-    );
-    add(f.async_scheduling, "--async-scheduling");
-    add(f.no_async_scheduling, "--no-async-scheduling");
-    add(
-        f.num_gpu_blocks_override.is_some(),
-        "--num-gpu-blocks-override",
-    );
-    v
+    names_if_set(&[
+        (f.vllm_version.is_some(), "--vllm-version"),
+        (f.max_num_seqs.is_some(), "--max-num-seqs"),
+        (
+            f.max_num_batched_tokens.is_some(),
+            "--max-num-batched-tokens",
+        ),
+        (
+            f.gpu_memory_utilization.is_some(),
+            "--gpu-memory-utilization",
+        ),
+        (f.enable_prefix_caching, "--enable-prefix-caching"),
+        (f.no_enable_prefix_caching, "--no-enable-prefix-caching"),
+        (f.enforce_eager, "--enforce-eager"),
+        (f.block_size.is_some(), "--block-size"),
+        (f.max_model_len.is_some(), "--max-model-len"),
+        (
+            f.long_prefill_token_threshold.is_some(),
+            "--long-prefill-token-threshold",
+        ),
+        (f.async_scheduling, "--async-scheduling"),
+        (f.no_async_scheduling, "--no-async-scheduling"),
+        (
+            f.num_gpu_blocks_override.is_some(),
+            "--num-gpu-blocks-override",
+        ),
+    ])
 }
 
 /// Refuses the other engine's flags with one line naming the first and the fix.

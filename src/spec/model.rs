@@ -29,6 +29,17 @@ impl WeightFormat {
             _ => None,
         }
     }
+    /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
+    pub fn from_flag(flag: Option<&str>, default: Self) -> Result<Self> {
+        match flag {
+            None => Ok(default),
+            Some(q) => Self::parse(q).ok_or_else(|| Error::Unknown {
+                kind: "quantization",
+                name: q.to_string(),
+                available: Self::NAMES.into(),
+            }),
+        }
+    }
     /// Bytes per parameter of (non-expert linear, expert linear) weights.
     pub fn bytes_per_param(self) -> (f64, f64) {
         match self {

@@ -345,14 +345,7 @@ impl ServerConfig {
         if dp_attention {
             model.check_tp(attn_tp)?;
         }
-        let weight_format = match &flags.quantization {
-            None => model.weights,
-            Some(q) => WeightFormat::parse(q).ok_or_else(|| Error::Unknown {
-                kind: "quantization",
-                name: q.clone(),
-                available: WeightFormat::NAMES.into(),
-            })?,
-        };
+        let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
         let kv_dtype = match flags.kv_cache_dtype.as_deref() {
             None | Some("auto") => model.kv_cache_dtype,
             Some("bf16") | Some("bfloat16") | Some("fp16") => KvDtype::Bf16,

@@ -168,6 +168,15 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// [`Grid::parse`] of borrowed `(flag, value)` pairs.
+    pub fn of(flags: &[(&str, &str)]) -> Result<Grid> {
+        let owned: Vec<(String, String)> = flags
+            .iter()
+            .map(|(f, v)| (f.to_string(), v.to_string()))
+            .collect();
+        Self::parse(&owned)
+    }
+
     /// Expands `(flag, value)` pairs into a grid, checking every flag and every value.
     pub fn parse(flags: &[(String, String)]) -> Result<Grid> {
         let mut axes: Vec<Axis> = Vec::new();

@@ -383,6 +383,27 @@ const MODELLED: &[(&str, bool)] = &[
     ("quantization", true),
 ];
 
+/// A flag's value as argparse reads it: the `--flag=value` part, else (when the flag takes
+/// a value) `tokens[*next]` unless that is another flag, in which case `*next` moves past it.
+pub fn argparse_value<S: AsRef<str>>(
+    inline: Option<&str>,
+    takes_value: bool,
+    tokens: &[S],
+    next: &mut usize,
+) -> Option<String> {
+    match inline {
+        Some(v) => Some(v.to_string()),
+        None if takes_value => match tokens.get(*next).map(AsRef::as_ref) {
+            Some(v) if !v.starts_with("--") => {
+                *next += 1;
+                Some(v.to_string())
+            }
+            _ => None,
+        },
+        None => None,
+    }
+}
+
 /// Reads the modelled flags of a `launch_server` command. Like argparse, a flag may be
 /// abbreviated to a unique prefix (`--disable-radix`) and written `--flag=value`.
 pub fn server_flags_from_command(cmd: &str) -> CommandFlags {
@@ -409,18 +430,7 @@ pub fn server_flags_from_command(cmd: &str) -> CommandFlags {
         } else {
             None
         });
-        let takes_value = hit.map_or(true, |h| h.1);
-        let value = match inline {
-            Some(v) => Some(v.to_string()),
-            None if takes_value => match tokens.get(i) {
-                Some(v) if !v.starts_with("--") => {
-                    i += 1;
-                    Some(v.to_string())
-                }
-                _ => None,
-            },
-            None => None,
-        };
+        let value = argparse_value(inline, hit.map_or(true, |h| h.1), &tokens, &mut i);
         let written = match &value {
             Some(v) => format!("--{name} {v}"),
             None => format!("--{name}"),

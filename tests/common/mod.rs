@@ -38,3 +38,18 @@ pub fn fails_with(args: &[&str], needles: &[&str]) -> String {
     }
     err
 }
+
+/// qwen2.5-0.5b on an H100 under `server` and `client` (a small, fast scenario).
+pub fn small_h100_scenario(
+    server: &servesim::spec::server::ServerFlags,
+    client: &servesim::spec::workload::ClientFlags,
+) -> servesim::simulation::Scenario {
+    servesim::simulation::Scenario::resolve(
+        &servesim::spec::workload::ScenarioFile::default(),
+        Some("h100-sxm5-80gb"),
+        Some("qwen2.5-0.5b"),
+        server,
+        client,
+    )
+    .expect("qwen2.5-0.5b resolves on an H100")
+}

@@ -24,16 +24,17 @@ mod stages;
 
 pub use stages::{PdStats, SideStats, StageStats};
 
-use super::event::{DispatchOrder, Event, EventQueue};
+use super::client_loop::{run_events, BenchClient};
+use super::event::{step_end_time, Event, EventQueue, MAX_CLOCK_NS};
 use super::request::Phase;
 use super::router::Router;
 use super::scheduler::{Batch, SchedStats, Scheduler};
 use super::sim::{SimInput, SimOutput, SimStats};
-use super::stream::{ClientLoop, Streams};
+use super::stream::Streams;
 use super::timeline::Sample;
 use crate::cost::{BatchShape, StepCost};
 use crate::error::{Error, Result};
-use crate::metrics::record::{RequestOutcome, RunRecord};
+use crate::metrics::record::RunRecord;
 use crate::spec::server::LoadBalanceMethod;
 use stages::Stamps;
 use std::collections::VecDeque;
@@ -60,16 +61,9 @@ pub struct PdOutput {
     pub pd: PdStats,
 }
 
+/// Where the router sent a request.
 #[derive(Debug, Clone, Copy, Default)]
-struct Client {
-    start_ns: u64,
-    first_obs: Option<u64>,
-    /// (observation of its first token, decode steps then): its cohort (see `engine::sim`).
-    joined: Option<(u64, u64)>,
-    last_obs: u64,
-    done_obs: Option<u64>,
-    failed: bool,
-    out_len: u64,
+struct Route {
     prefill: u32,
     decode: u32,
     p_local: usize,
@@ -106,14 +100,9 @@ struct Pd<'a> {
     p_router: Router,
     d_router: Router,
     q: EventQueue,
-    client: Vec<Client>,
+    client: BenchClient,
+    routes: Vec<Route>,
     stamps: Vec<Stamps>,
-    client_loop: ClientLoop,
-    waiters: VecDeque<usize>,
-    in_flight: u64,
-    tokenizer_free_ns: u64,
-    pending_sends: Vec<usize>,
-    flush_at: Option<u64>,
     steps: u64,
     timeline: Vec<Sample>,
 }
@@ -125,9 +114,6 @@ struct PdConfigView<'a> {
     ns_per_token: f64,
     latency_ns: u64,
 }
-
-/// Latest simulated time accepted (as `engine::sim`).
-const MAX_CLOCK_NS: u64 = 1 << 62;
 
 /// Runs the PD simulation to completion.
 pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
@@ -174,53 +160,13 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
         p_router: Router::new(servers.policy),
         d_router: Router::new(servers.policy),
         q: EventQueue::default(),
-        client: vec![Client::default(); n],
+        client: BenchClient::new(input),
+        routes: vec![Route::default(); n],
         stamps: vec![Stamps::default(); n],
-        client_loop: ClientLoop::new(input.client_send_ns.round() as u64),
-        waiters: VecDeque::new(),
-        in_flight: 0,
-        tokenizer_free_ns: 0,
-        pending_sends: Vec::new(),
-        flush_at: None,
         steps: 0,
         timeline: Vec::new(),
     };
-    let mut dispatches = DispatchOrder::new(&input.dispatch_ns);
-    if let Some(i) = dispatches.next() {
-        sim.q.push(input.dispatch_ns[i], Event::Dispatch(i));
-    }
-    let n_prefill = sim.prefill.len();
-    let mut now = 0;
-    while let Some((t, ev)) = sim.q.pop() {
-        if t < now {
-            return Err(Error::Msg(format!(
-                "internal: clock went backwards from {now} to {t}"
-            )));
-        }
-        now = t;
-        sim.check_budget(t)?;
-        match ev {
-            Event::Dispatch(i) => {
-                if let Some(j) = dispatches.next() {
-                    sim.q.push(input.dispatch_ns[j], Event::Dispatch(j));
-                }
-                sim.dispatch(i, t)
-            }
-            Event::ClientDone(_) => sim.client_done(t),
-            Event::ClientFlush => sim.flush_sends(t),
-            Event::ServerArrival(i) if i < n => sim.route(i, t)?,
-            Event::ServerArrival(k) => sim.kv_landed(k - n, t)?,
-            Event::StepEnd(s) if s < n_prefill => {
-                sim.prefill_step_end(s, t)?;
-                sim.run_prefill(s, t)?;
-            }
-            Event::StepEnd(s) => {
-                let d = s - n_prefill;
-                sim.decode_step_end(d, t)?;
-                sim.run_decode(d, t)?;
-            }
-        }
-    }
+    let now = run_events(input, &mut sim)?;
     sim.finish(now)
 }
 
@@ -250,7 +196,7 @@ impl Pd<'_> {
         let d_local = ds.sched.add_request(req.prompt_len, self.client[i].out_len);
         ds.globals.push(i);
         ds.prealloc.push_back(i);
-        let c = &mut self.client[i];
+        let c = &mut self.routes[i];
         (c.prefill, c.decode, c.p_local, c.d_local) = (p as u32, d as u32, p_local, d_local);
         self.stamps[i].router_ns = t;
         if self.decode[d].batch.is_none() {
@@ -269,7 +215,7 @@ impl Pd<'_> {
         }
         let mut woken = Vec::new();
         while let Some(&i) = ds.prealloc.front() {
-            let c = self.client[i];
+            let c = self.routes[i];
             if !ds.sched.pd_preallocate(c.d_local, ds.in_transfer, reserved) {
                 break;
             }
@@ -299,7 +245,7 @@ impl Pd<'_> {
         let dur = (tokens as f64 * self.cfg.ns_per_token).round() as u64;
         let end = start.saturating_add(dur).min(MAX_CLOCK_NS);
         ps.link_free_ns = end;
-        self.client[i].kv_queued += tokens;
+        self.routes[i].kv_queued += tokens;
         if last {
             let s = &mut self.stamps[i];
             s.prefill_done_ns = t;
@@ -313,7 +259,7 @@ impl Pd<'_> {
 
     /// Request `i`'s KV and first token landed on its decode server.
     fn kv_landed(&mut self, i: usize, t: u64) -> Result<()> {
-        let c = self.client[i];
+        let c = self.routes[i];
         let d = c.decode as usize;
         let ds = &mut self.decode[d];
         ds.in_transfer -= 1;
@@ -366,7 +312,7 @@ impl Pd<'_> {
             let i = self.prefill[p].globals[it.id];
             let prompt = self.input.requests[i].prompt_len;
             let tokens = if it.last_chunk {
-                prompt.saturating_sub(self.client[i].kv_queued)
+                prompt.saturating_sub(self.routes[i].kv_queued)
             } else {
                 it.extend
             };
@@ -386,12 +332,7 @@ impl Pd<'_> {
             return Ok(());
         };
         for &local in &b.retracted {
-            let id = ds.globals[local];
-            let joined = self.client[id].joined.take();
-            let pending = joined
-                .filter(|j| j.1 == ds.streams.decode_steps())
-                .map(|j| j.0);
-            self.client[id].last_obs = ds.streams.leave(pending);
+            self.client[ds.globals[local]].retract(&mut ds.streams);
         }
         let prebuilt = !b.decode;
         let dur_ns = if prebuilt {
@@ -431,7 +372,7 @@ impl Pd<'_> {
             })?;
         }
         let emit = t + self.input.overheads.stream_latency_ns.round() as u64;
-        let obs = self.client_loop.observe(emit);
+        let obs = self.client.observe(emit);
         if batch.decode {
             ds.streams.decode_tokens(res.decoded, obs);
         }
@@ -462,9 +403,7 @@ impl Pd<'_> {
             }
         }
         for &local in &res.finished {
-            let i = ds.globals[local];
-            self.client[i].done_obs = Some(obs);
-            self.q.push(obs, Event::ClientDone(i));
+            self.client.finished(ds.globals[local], obs, &mut self.q);
         }
         Ok(())
     }
@@ -496,35 +435,16 @@ impl Pd<'_> {
     }
 
     fn finish(self, now: u64) -> Result<PdOutput> {
-        let mut requests = Vec::with_capacity(self.client.len());
-        let mut end = self.input.dispatch_end_ns;
-        let mut failed = 0;
-        for (i, c) in self.client.iter().enumerate() {
-            let r = &self.input.requests[i];
-            let Some(done) = c.done_obs else {
-                let d = &self.decode[c.decode as usize].sched;
-                return Err(Error::Impossible(format!(
-                    "PD: request {i} ({} prompt tokens) never finished: decode server {} (KV pool {} tokens, {} running) could not pre-allocate or resume it",
-                    r.prompt_len,
-                    c.decode,
-                    d.cfg().kv_pool_tokens,
-                    d.running_len()
-                )));
-            };
-            end = end.max(done);
-            failed += c.failed as u64;
-            requests.push(RequestOutcome {
-                prompt_len: r.prompt_len,
-                output_len: if c.failed { 0 } else { c.out_len },
-                success: !c.failed,
-                start_ns: c.start_ns,
-                ttft_ns: c.first_obs.map_or(0, |f| f - c.start_ns),
-                latency_ns: done - c.start_ns,
-            });
-        }
-        if self.input.server_info_at_end {
-            end += 2 * self.input.overheads.request_latency_ns.round() as u64;
-        }
+        let (requests, end, failed) = self.client.outcomes(self.input, |i| {
+            let (r, d) = (&self.input.requests[i], self.routes[i].decode);
+            let sched = &self.decode[d as usize].sched;
+            Error::Impossible(format!(
+                "PD: request {i} ({} prompt tokens) never finished: decode server {d} (KV pool {} tokens, {} running) could not pre-allocate or resume it",
+                r.prompt_len,
+                sched.cfg().kv_pool_tokens,
+                sched.running_len()
+            ))
+        })?;
         let side = |scheds: Vec<(&Scheduler, u64)>| {
             let mut s = SideStats::default();
             for (sc, busy) in scheds {
@@ -578,23 +498,4 @@ impl Pd<'_> {
     fn client_failed(&self) -> Vec<bool> {
         self.client.iter().map(|c| c.failed).collect()
     }
-}
-
-/// When a step of `total_ns` launched at `t` ends, or an error for a broken cost model.
-fn step_end_time(t: u64, total_ns: f64, shape: &BatchShape) -> Result<u64> {
-    if !(total_ns.is_finite() && total_ns >= 0.0) {
-        return Err(Error::Msg(format!(
-            "cost model returned {total_ns} ns for {shape:?}"
-        )));
-    }
-    let dur = (total_ns.round() as u64).max(1);
-    t.checked_add(dur)
-        .filter(|&e| e <= MAX_CLOCK_NS)
-        .ok_or_else(|| {
-            Error::Impossible(format!(
-                "simulated time would pass 2^62 ns (a step of {:.3e} s at {:.3e} s): the hardware profile or model numbers are implausible",
-                total_ns / 1e9,
-                t as f64 / 1e9
-            ))
-        })
 }

@@ -68,13 +68,7 @@ impl VllmScheduler {
                 break;
             }
             self.allocate(need);
-            self.reqs[id].prefilled = done + n;
-            items.push(PrefillItem {
-                id,
-                extend: n,
-                prefix: done,
-                last_chunk: done + n == fill,
-            });
+            items.push(self.schedule_chunk(id, done, n));
             budget -= n;
         }
         // 3. Waiting requests, unless this step preempted (an empty step admits anyway: vLLM
@@ -143,6 +137,18 @@ impl VllmScheduler {
         (held.max(warm), lock, held)
     }
 
+    /// Request `id` computes `n` more tokens after its first `done` in this step: its item.
+    fn schedule_chunk(&mut self, id: usize, done: u64, n: u64) -> PrefillItem {
+        let r = &mut self.reqs[id];
+        r.prefilled = done + n;
+        PrefillItem {
+            id,
+            extend: n,
+            prefix: done,
+            last_chunk: done + n == r.fill_len(),
+        }
+    }
+
     /// Admits waiting requests from the head while budget, `max_num_seqs` and blocks allow.
     fn admit_waiting(&mut self, mut budget: u64, items: &mut Vec<PrefillItem>) {
         while budget > 0 && self.running_len() < self.cfg.max_num_seqs {
@@ -178,15 +184,8 @@ impl VllmScheduler {
             self.prefilling.push(id);
             self.stats.prefix_hit_tokens += hit;
             self.stats.prompt_tokens += self.reqs[id].input_len;
-            let r = &mut self.reqs[id];
-            r.prefilled = hit + n;
-            r.phase = Phase::Chunking;
-            items.push(PrefillItem {
-                id,
-                extend: n,
-                prefix: hit,
-                last_chunk: hit + n == fill,
-            });
+            self.reqs[id].phase = Phase::Chunking;
+            items.push(self.schedule_chunk(id, hit, n));
             budget -= n;
         }
     }

@@ -138,25 +138,21 @@ mod tests {
     #[test]
     fn budgets_by_version_and_gpu() {
         // Reference A.2's worked example: H100-80G (79.6 GiB) under `vllm serve`.
-        assert_eq!(
-            batch_defaults(v(0, 11, 0), "h100-sxm5-80gb", 79.6),
-            (8192, 1024)
-        );
-        assert_eq!(
-            batch_defaults(v(0, 11, 0), "a100-sxm4-80gb", 79.6),
-            (2048, 256)
-        );
-        assert_eq!(
-            batch_defaults(v(0, 8, 5), "a100-sxm4-80gb", 79.6),
-            (8192, 1024)
-        );
-        assert_eq!(
-            batch_defaults(v(0, 8, 0), "a100-sxm4-80gb", 79.6),
-            (2048, 1024)
-        );
-        assert_eq!(batch_defaults(v(0, 33, 0), "b200", 179.1), (16384, 1024));
-        assert_eq!(batch_defaults(v(0, 27, 0), "b200", 179.1), (8192, 1024));
-        assert_eq!(batch_defaults(v(0, 33, 0), "l4", 22.0), (2048, 256));
+        for (version, device, gib, want) in [
+            (v(0, 11, 0), "h100-sxm5-80gb", 79.6, (8192, 1024)),
+            (v(0, 11, 0), "a100-sxm4-80gb", 79.6, (2048, 256)),
+            (v(0, 8, 5), "a100-sxm4-80gb", 79.6, (8192, 1024)),
+            (v(0, 8, 0), "a100-sxm4-80gb", 79.6, (2048, 1024)),
+            (v(0, 33, 0), "b200", 179.1, (16384, 1024)),
+            (v(0, 27, 0), "b200", 179.1, (8192, 1024)),
+            (v(0, 33, 0), "l4", 22.0, (2048, 256)),
+        ] {
+            assert_eq!(
+                batch_defaults(version, device, gib),
+                want,
+                "{device} {gib} GiB"
+            );
+        }
     }
 
     #[test]

@@ -123,14 +123,7 @@ pub fn resolve(
             format!("must be between 1 and 65536, got {dp}"),
         ));
     }
-    let weight_format = match &flags.quantization {
-        None => model.weights,
-        Some(q) => WeightFormat::parse(q).ok_or_else(|| Error::Unknown {
-            kind: "quantization",
-            name: q.clone(),
-            available: WeightFormat::NAMES.into(),
-        })?,
-    };
+    let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
     let kv_dtype = kv_dtype(flags.kv_cache_dtype.as_deref(), model)?;
     let device = format!("{} {}", hw.name, hw.description);
     let total_bytes = hw.memory.reported_total_mib * MIB;

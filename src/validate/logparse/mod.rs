@@ -278,23 +278,25 @@ fn find_client_command(preamble: &[&str], offset: usize, before: &[&str]) -> Com
     let Some(idx) = last(preamble).map(|i| i + offset).or_else(|| last(before)) else {
         return Ok(None);
     };
-    let mut full = before
-        .get(idx)
-        .copied()
-        .unwrap_or("")
-        .trim_end()
-        .to_string();
-    let mut next = idx + 1;
-    while full.ends_with('\\') {
-        let Some(cont) = before.get(next) else { break };
-        full.pop();
-        full = format!("{} {}", full.trim_end(), cont.trim());
-        next += 1;
-    }
+    let first = before.get(idx).copied().unwrap_or("").trim_end();
+    let full = join_continuations(first.to_string(), before, idx);
     let args = cmdline::client_command_at(&full).unwrap_or("");
     cmdline::command_fields(args)
         .map(|f| Some((idx, f)))
         .map_err(|r| (Some(idx), format!("client command: {r}")))
+}
+
+/// `full` (line `idx` of `lines`) with the shell continuation lines after it joined on
+/// (`... \` newline `--tp 8`).
+fn join_continuations(mut full: String, lines: &[&str], idx: usize) -> String {
+    let mut next = idx + 1;
+    while full.ends_with('\\') {
+        let Some(cont) = lines.get(next) else { break };
+        full.pop();
+        full = format!("{} {}", full.trim_end(), cont.trim());
+        next += 1;
+    }
+    full
 }
 
 struct Server {
@@ -310,15 +312,7 @@ fn find_server(before: &[&str]) -> Option<Server> {
         .enumerate()
         .rev()
         .find(|(_, l)| l.contains("launch_server"))?;
-    let mut full = line.trim().to_string();
-    // Join shell continuation lines (`... \` newline `--tp 8`).
-    let mut next = idx + 1;
-    while full.ends_with('\\') {
-        let Some(cont) = before.get(next) else { break };
-        full.pop();
-        full = format!("{} {}", full.trim_end(), cont.trim());
-        next += 1;
-    }
+    let full = join_continuations(line.trim().to_string(), before, idx);
     let (prefix, command) = match full.find("python") {
         Some(k) => (full.get(..k).unwrap_or(""), full.get(k..).unwrap_or("")),
         None => ("", full.as_str()),

@@ -41,6 +41,33 @@ fn flag_pairs(cmd: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// A flag as written in the command, for the list of ignored ones.
+fn as_written(name: &str, values: &[String]) -> String {
+    let mut w = format!("--{name}");
+    for x in values {
+        w.push(' ');
+        w.push_str(x);
+    }
+    w
+}
+
+/// Parses `value` into `slot`; false (and `slot` unchanged) when it does not parse.
+fn parse_into<T: std::str::FromStr>(value: &str, slot: &mut Option<T>) -> bool {
+    match value.parse() {
+        Ok(x) => {
+            *slot = Some(x);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Sets `slot` to `value`; always true (a flag that takes any value).
+fn set<T>(slot: &mut Option<T>, value: T) -> bool {
+    *slot = Some(value);
+    true
+}
+
 /// What a client command line says.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchCommand {
@@ -67,63 +94,44 @@ pub fn bench_client_flags(cmd: &str) -> BenchCommand {
     let f = &mut out.flags;
     for (name, values) in flag_pairs(cmd) {
         let first = values.first().cloned().unwrap_or_default();
-        let mut bad = false;
-        let mut num = |x: &mut Option<u64>| match first.parse::<u64>() {
-            Ok(n) => *x = Some(n),
-            Err(_) => bad = true,
-        };
-        match name.as_str() {
+        let ok = match name.as_str() {
             "" => continue,
-            "num-prompts" => num(&mut f.num_prompts),
-            "random-input-len" | "input-len" => num(&mut f.random_input_len),
-            "random-output-len" | "output-len" => num(&mut f.random_output_len),
-            "max-concurrency" => num(&mut f.max_concurrency),
-            "seed" => num(&mut f.seed),
-            "sharegpt-output-len" => num(&mut f.sharegpt_output_len),
-            "random-prefix-len" => num(&mut v.random_prefix_len),
-            "random-range-ratio" => match first.parse::<f64>() {
-                Ok(r) => f.random_range_ratio = Some(r),
-                Err(_) => bad = true,
-            },
+            "num-prompts" => parse_into(&first, &mut f.num_prompts),
+            "random-input-len" | "input-len" => parse_into(&first, &mut f.random_input_len),
+            "random-output-len" | "output-len" => parse_into(&first, &mut f.random_output_len),
+            "max-concurrency" => parse_into(&first, &mut f.max_concurrency),
+            "seed" => parse_into(&first, &mut f.seed),
+            "sharegpt-output-len" => parse_into(&first, &mut f.sharegpt_output_len),
+            "random-prefix-len" => parse_into(&first, &mut v.random_prefix_len),
+            "random-range-ratio" => parse_into(&first, &mut f.random_range_ratio),
             "request-rate" => match first.parse::<f64>() {
-                Ok(r) if r > 0.0 => f.request_rate = Some(r),
-                _ => bad = true,
-            },
-            "burstiness" => match first.parse::<f64>() {
-                Ok(b) => v.burstiness = Some(b),
-                Err(_) => bad = true,
-            },
-            "ramp-up-start-rps" => match first.parse::<f64>() {
-                Ok(b) => v.ramp_up_start_rps = Some(b),
-                Err(_) => bad = true,
-            },
-            "ramp-up-end-rps" => match first.parse::<f64>() {
-                Ok(b) => v.ramp_up_end_rps = Some(b),
-                Err(_) => bad = true,
-            },
-            "ramp-up-strategy" => match first.as_str() {
-                "linear" => v.ramp_up_strategy = Some(RampUp::Linear),
-                "exponential" => v.ramp_up_strategy = Some(RampUp::Exponential),
-                _ => bad = true,
-            },
-            "goodput" => v.goodput = Some(values.clone()),
-            "percentile-metrics" => v.percentile_metrics = Some(first.clone()),
-            "metric-percentiles" => v.metric_percentiles = Some(first.clone()),
-            "backend" | "endpoint-type" => f.backend = Some(first.clone()),
-            "dataset-name" => f.dataset_name = Some(first.clone()),
-            "dataset-path" => f.dataset_path = Some(first.clone().into()),
-            "model" => out.model = Some(first.clone()),
-            _ => {
-                let mut w = format!("--{name}");
-                for x in &values {
-                    w.push(' ');
-                    w.push_str(x);
+                Ok(r) if r > 0.0 => {
+                    f.request_rate = Some(r);
+                    true
                 }
-                out.ignored.push(w);
+                _ => false,
+            },
+            "burstiness" => parse_into(&first, &mut v.burstiness),
+            "ramp-up-start-rps" => parse_into(&first, &mut v.ramp_up_start_rps),
+            "ramp-up-end-rps" => parse_into(&first, &mut v.ramp_up_end_rps),
+            "ramp-up-strategy" => match first.as_str() {
+                "linear" => set(&mut v.ramp_up_strategy, RampUp::Linear),
+                "exponential" => set(&mut v.ramp_up_strategy, RampUp::Exponential),
+                _ => false,
+            },
+            "goodput" => set(&mut v.goodput, values.clone()),
+            "percentile-metrics" => set(&mut v.percentile_metrics, first.clone()),
+            "metric-percentiles" => set(&mut v.metric_percentiles, first.clone()),
+            "backend" | "endpoint-type" => set(&mut f.backend, first.clone()),
+            "dataset-name" => set(&mut f.dataset_name, first.clone()),
+            "dataset-path" => set(&mut f.dataset_path, first.clone().into()),
+            "model" => set(&mut out.model, first.clone()),
+            _ => {
+                out.ignored.push(as_written(&name, &values));
                 continue;
             }
-        }
-        if bad {
+        };
+        if !ok {
             out.bad.insert(name.clone(), first.clone());
         }
         if name == "request-rate" && first.eq_ignore_ascii_case("inf") {
@@ -171,46 +179,41 @@ pub fn parse_serve_command(cmd: &str) -> VllmServeCommand {
     }
     for (name, values) in flag_pairs(cmd) {
         let first = values.first().cloned().unwrap_or_default();
-        let mut bad = false;
-        let mut num = |x: &mut Option<u64>| match first.parse::<u64>() {
-            Ok(n) => *x = Some(n),
-            Err(_) => bad = true,
-        };
-        match name.as_str() {
+        let ok = match name.as_str() {
             "" => continue,
-            "model" => s.model = Some(first.clone()),
-            "tensor-parallel-size" | "tp" => num(&mut s.tensor_parallel_size),
-            "data-parallel-size" | "dp" => num(&mut s.data_parallel_size),
-            "pipeline-parallel-size" | "pp" => num(&mut s.pipeline_parallel_size),
-            "max-num-seqs" => num(&mut s.max_num_seqs),
-            "max-num-batched-tokens" => num(&mut s.max_num_batched_tokens),
-            "block-size" => num(&mut s.block_size),
-            "max-model-len" => num(&mut s.max_model_len),
-            "long-prefill-token-threshold" => num(&mut s.long_prefill_token_threshold),
-            "gpu-memory-utilization" => match first.parse::<f64>() {
-                Ok(u) => s.gpu_memory_utilization = Some(u),
-                Err(_) => bad = true,
-            },
-            "enable-prefix-caching" => s.enable_prefix_caching = Some(true),
-            "no-enable-prefix-caching" => s.enable_prefix_caching = Some(false),
-            "enable-chunked-prefill" => s.enable_chunked_prefill = Some(true),
-            "no-enable-chunked-prefill" => s.enable_chunked_prefill = Some(false),
-            "enforce-eager" => s.enforce_eager = true,
-            "async-scheduling" => s.async_scheduling = true,
-            "kv-cache-dtype" => s.kv_cache_dtype = Some(first.clone()),
-            "quantization" | "q" => s.quantization = Some(first.clone()),
-            "dtype" => s.dtype = Some(first.clone()),
+            "model" => set(&mut s.model, first.clone()),
+            "tensor-parallel-size" | "tp" => parse_into(&first, &mut s.tensor_parallel_size),
+            "data-parallel-size" | "dp" => parse_into(&first, &mut s.data_parallel_size),
+            "pipeline-parallel-size" | "pp" => parse_into(&first, &mut s.pipeline_parallel_size),
+            "max-num-seqs" => parse_into(&first, &mut s.max_num_seqs),
+            "max-num-batched-tokens" => parse_into(&first, &mut s.max_num_batched_tokens),
+            "block-size" => parse_into(&first, &mut s.block_size),
+            "max-model-len" => parse_into(&first, &mut s.max_model_len),
+            "long-prefill-token-threshold" => {
+                parse_into(&first, &mut s.long_prefill_token_threshold)
+            }
+            "gpu-memory-utilization" => parse_into(&first, &mut s.gpu_memory_utilization),
+            "enable-prefix-caching" => set(&mut s.enable_prefix_caching, true),
+            "no-enable-prefix-caching" => set(&mut s.enable_prefix_caching, false),
+            "enable-chunked-prefill" => set(&mut s.enable_chunked_prefill, true),
+            "no-enable-chunked-prefill" => set(&mut s.enable_chunked_prefill, false),
+            "enforce-eager" => {
+                s.enforce_eager = true;
+                true
+            }
+            "async-scheduling" => {
+                s.async_scheduling = true;
+                true
+            }
+            "kv-cache-dtype" => set(&mut s.kv_cache_dtype, first.clone()),
+            "quantization" | "q" => set(&mut s.quantization, first.clone()),
+            "dtype" => set(&mut s.dtype, first.clone()),
             _ => {
-                let mut w = format!("--{name}");
-                for x in &values {
-                    w.push(' ');
-                    w.push_str(x);
-                }
-                s.ignored.push(w);
+                s.ignored.push(as_written(&name, &values));
                 continue;
             }
-        }
-        if bad {
+        };
+        if !ok {
             s.bad.insert(name.clone(), first.clone());
         }
     }
