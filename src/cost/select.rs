@@ -62,14 +62,16 @@ pub struct CostChoice {
 }
 
 impl CostChoice {
-    /// The backend this choice resolves to: the one asked for, else the measured kernels when
-    /// `--kernel-db` gives tables, else the roofline.
-    pub fn resolve(&self) -> CostModel {
-        self.model.unwrap_or(if self.kernel_db.is_some() {
-            CostModel::Kernels
-        } else {
-            CostModel::Roofline
-        })
+    /// The backend this choice resolves to on `hw`: the one asked for, else the measured
+    /// kernels when `--kernel-db` gives tables or the profile names bundled ones
+    /// (`kernel_tables:`), else the roofline.
+    pub fn resolve(&self, hw: &HardwareProfile) -> CostModel {
+        self.model
+            .unwrap_or(if self.kernel_db.is_some() || hw.kernel_tables.is_some() {
+                CostModel::Kernels
+            } else {
+                CostModel::Roofline
+            })
     }
 }
 
@@ -109,7 +111,7 @@ fn build_one(
     server: &ServerConfig,
     choice: &CostChoice,
 ) -> Result<Box<dyn StepCost>> {
-    match choice.resolve() {
+    match choice.resolve(hw) {
         CostModel::Roofline => Ok(Box::new(Roofline::new(hw, model, server)?)),
         CostModel::Kernels => {
             let system = hw.kernel_tables.as_deref();
@@ -118,13 +120,7 @@ fn build_one(
                     dir,
                     system.unwrap_or_default(),
                 )?),
-                // A vLLM server is priced with vLLM's kernels where they are bundled.
-                (None, Some(sys)) => match format!("{sys}_vllm") {
-                    v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
-                        KernelDb::bundled(&v)?
-                    }
-                    _ => KernelDb::bundled(sys)?,
-                },
+                (None, Some(sys)) => bundled_tables(sys, server)?,
                 (None, None) => {
                     return Err(Error::invalid(
                         "--cost-model",
@@ -136,7 +132,25 @@ fn build_one(
                     ))
                 }
             };
-            Ok(Box::new(KernelCost::new(hw, model, server, &db)?))
+            let cost = KernelCost::new(hw, model, server, &db)?;
+            if choice.kernel_db.is_some() {
+                return Ok(Box::new(cost));
+            }
+            // The bundled tables are bounded by the weaker GPUs' (the cross-GPU envelope).
+            Ok(Box::new(cost.with_envelope(hw, model, server, |w| {
+                bundled_tables(w.kernel_tables.as_deref().unwrap_or_default(), server)
+            })))
         }
+    }
+}
+
+/// The bundled tables of `system` for `server`: vLLM's kernels for a vLLM server where they
+/// are bundled, else SGLang's.
+fn bundled_tables(system: &str, server: &ServerConfig) -> Result<std::sync::Arc<KernelDb>> {
+    match format!("{system}_vllm") {
+        v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
+            KernelDb::bundled(&v)
+        }
+        _ => KernelDb::bundled(system),
     }
 }

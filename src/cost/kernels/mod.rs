@@ -17,6 +17,7 @@
 mod build;
 pub mod curve;
 pub mod db;
+pub mod envelope;
 mod explain;
 pub mod ops;
 pub mod table;
@@ -89,6 +90,10 @@ struct Parts {
     nccl: bool,
     rows: f64,
     eager: bool,
+    /// Per component (gemm, attention, moe, all-reduce, LM head): 0 when this deployment's
+    /// tables priced it, else 1 + the index of the weaker GPU whose price bound it
+    /// ([`envelope`]).
+    bound_by: [u8; 5],
 }
 
 impl Parts {
@@ -127,6 +132,8 @@ pub struct KernelCost {
     untuned_moe_floor_ns: Option<f64>,
     /// [`RowParts`] of every captured decode batch size, ascending (built at resolve).
     graph_rows: Vec<(u64, RowParts)>,
+    /// The deployment on weaker GPUs with tables, whose prices bound this one ([`envelope`]).
+    bounds: Vec<envelope::Bound>,
 }
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -323,7 +330,12 @@ impl KernelCost {
         p.fixed = self.overheads.fixed_gpu_ns(p.eager);
     }
 
+    /// The step's parts under the cross-GPU envelope.
     fn parts(&self, s: &BatchShape) -> Parts {
+        self.envelope(|k| k.own_parts(s))
+    }
+
+    fn own_parts(&self, s: &BatchShape) -> Parts {
         let mut p = Parts::default();
         if s.prefill_tokens + s.decode_reqs == 0 {
             return p;
@@ -346,6 +358,10 @@ impl KernelCost {
     /// collectives and LM head over the tokens gathered from every rank (padded to ranks × the
     /// largest rank's rows when all ranks replay graphs).
     fn group_parts(&self, shapes: &[BatchShape]) -> Parts {
+        self.envelope(|k| k.own_group_parts(shapes))
+    }
+
+    fn own_group_parts(&self, shapes: &[BatchShape]) -> Parts {
         let mut p = Parts::default();
         let busy = || shapes.iter().filter(|s| !s.is_empty());
         if busy().next().is_none() {
