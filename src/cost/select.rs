@@ -1,7 +1,9 @@
 //! Which [`StepCost`] backend prices a scenario: `--cost-model roofline|kernels` (or
-//! `cost-model:` in a scenario's `server:` section). Default: the roofline, unless
-//! `--kernel-db DIR` is given; the measured-kernel tables (`kernel_tables:` in the A100, H100,
-//! H200 and B200 profiles) are opt-in.
+//! `cost-model:` in a scenario's `server:` section). Default: the measured kernels where the
+//! hardware profile names bundled tables (`kernel_tables:` in the A100, H100, H200 and B200
+//! profiles) or `--kernel-db DIR` gives tables, the roofline elsewhere (H20, Ascend). The
+//! bundled tables are priced under the cross-GPU envelope ([`super::kernels::envelope`]): a
+//! step is never dearer than the weaker GPUs' tables price it.
 //!
 //! The evidence (2026-11-23; median |err| out tok/s / median TPOT·ITL / mean TTFT). Out of
 //! sample the kernels win: on 29 public SGLang runs nothing was ever fitted on
@@ -14,13 +16,13 @@
 //! price seed 003's SGLang 0.5.1 long-context decode 25–35% slower than it ran; fitting the
 //! kernel backend's overheads to it (A100 per-layer floor 2.2 µs, graph step 78 µs) makes the
 //! public A100 runs worse (3.9/8.0/30.4% → 12.5/11.7/32.6%), so the profiles keep the joint
-//! fit's overheads. What keeps the kernels from being the default is physics: across the GPU
-//! ladder the measured tables break "a newer GPU is never slower at the same shape" in 170
-//! step comparisons (tests/physics.rs), by up to 37%: B200 slower than H200 on small eager
+//! fit's overheads. What kept the kernels from being the default was physics: across the GPU
+//! ladder the measured tables alone break "a newer GPU is never slower at the same shape" in
+//! 170 step comparisons (tests/physics.rs), by up to 37%: B200 slower than H200 on small eager
 //! decode steps (up to 30%), H100/H200 slower than A100 for gpt-oss at TP 8 where A100's MXFP4
 //! experts fall back to the roofline, H200 up to 3% slower than H100 in compute-bound prefill
-//! (same tensor cores: measurement noise). A cross-GPU envelope for the tables is the missing
-//! piece.
+//! (same tensor cores: measurement noise). The cross-GPU envelope makes the law hold (the
+//! ladder test runs for both backends), and the kernels are the default where tables exist.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
