@@ -23,6 +23,10 @@
 //! experts fall back to the roofline, H200 up to 3% slower than H100 in compute-bound prefill
 //! (same tensor cores: measurement noise). The cross-GPU envelope makes the law hold (the
 //! ladder test runs for both backends), and the kernels are the default where tables exist.
+//! With the envelope (2026-11-24, `validate`): public 29 runs 13.4/12.9/51.2% (13.5/11.9/51.0%
+//! without it; roofline unchanged at 54.3/36.8/64.4%); the 31 seed runs under the new default
+//! 20.6/29.2/25.5% (in sample, the 18: 19.9/23.6/16.0%) against the roofline default's
+//! 7.5/14.7/8.5% (5.6/6.3/4.2%), which `--cost-model roofline` still reproduces.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
