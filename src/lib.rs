@@ -17,8 +17,10 @@
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
-//! - the decode (or any) step priced: `cost::roofline` (`Roofline::gpu_ns`, `step_time`), or
-//!   `cost::kernels` with `--cost-model kernels` (`cost::select` says which and why); known
+//! - the decode (or any) step priced: `cost::kernels` (the default where the profile names
+//!   `kernel_tables`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
+//!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
+//!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`;

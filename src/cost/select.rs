@@ -1,7 +1,9 @@
 //! Which [`StepCost`] backend prices a scenario: `--cost-model roofline|kernels` (or
-//! `cost-model:` in a scenario's `server:` section). Default: the roofline, unless
-//! `--kernel-db DIR` is given; the measured-kernel tables (`kernel_tables:` in the A100, H100,
-//! H200 and B200 profiles) are opt-in.
+//! `cost-model:` in a scenario's `server:` section). Default: the measured kernels where the
+//! hardware profile names bundled tables (`kernel_tables:` in the A100, H100, H200 and B200
+//! profiles) or `--kernel-db DIR` gives tables, the roofline elsewhere (H20, Ascend). The
+//! bundled tables are priced under the cross-GPU envelope ([`super::kernels::envelope`]): a
+//! step is never dearer than the weaker GPUs' tables price it.
 //!
 //! The evidence (2026-11-23; median |err| out tok/s / median TPOT·ITL / mean TTFT). Out of
 //! sample the kernels win: on 29 public SGLang runs nothing was ever fitted on
@@ -14,13 +16,17 @@
 //! price seed 003's SGLang 0.5.1 long-context decode 25–35% slower than it ran; fitting the
 //! kernel backend's overheads to it (A100 per-layer floor 2.2 µs, graph step 78 µs) makes the
 //! public A100 runs worse (3.9/8.0/30.4% → 12.5/11.7/32.6%), so the profiles keep the joint
-//! fit's overheads. What keeps the kernels from being the default is physics: across the GPU
-//! ladder the measured tables break "a newer GPU is never slower at the same shape" in 170
-//! step comparisons (tests/physics.rs), by up to 37%: B200 slower than H200 on small eager
+//! fit's overheads. What kept the kernels from being the default was physics: across the GPU
+//! ladder the measured tables alone break "a newer GPU is never slower at the same shape" in
+//! 170 step comparisons (tests/physics.rs), by up to 37%: B200 slower than H200 on small eager
 //! decode steps (up to 30%), H100/H200 slower than A100 for gpt-oss at TP 8 where A100's MXFP4
 //! experts fall back to the roofline, H200 up to 3% slower than H100 in compute-bound prefill
-//! (same tensor cores: measurement noise). A cross-GPU envelope for the tables is the missing
-//! piece.
+//! (same tensor cores: measurement noise). The cross-GPU envelope makes the law hold (the
+//! ladder test runs for both backends), and the kernels are the default where tables exist.
+//! With the envelope (2026-11-24, `validate`): public 29 runs 13.4/12.9/51.2% (13.5/11.9/51.0%
+//! without it; roofline unchanged at 54.3/36.8/64.4%); the 31 seed runs under the new default
+//! 20.6/29.2/25.5% (in sample, the 18: 19.9/23.6/16.0%) against the roofline default's
+//! 7.5/14.7/8.5% (5.6/6.3/4.2%), which `--cost-model roofline` still reproduces.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::KernelCost;
 use super::roofline::Roofline;
@@ -62,14 +68,16 @@ pub struct CostChoice {
 }
 
 impl CostChoice {
-    /// The backend this choice resolves to: the one asked for, else the measured kernels when
-    /// `--kernel-db` gives tables, else the roofline.
-    pub fn resolve(&self) -> CostModel {
-        self.model.unwrap_or(if self.kernel_db.is_some() {
-            CostModel::Kernels
-        } else {
-            CostModel::Roofline
-        })
+    /// The backend this choice resolves to on `hw`: the one asked for, else the measured
+    /// kernels when `--kernel-db` gives tables or the profile names bundled ones
+    /// (`kernel_tables:`), else the roofline.
+    pub fn resolve(&self, hw: &HardwareProfile) -> CostModel {
+        self.model
+            .unwrap_or(if self.kernel_db.is_some() || hw.kernel_tables.is_some() {
+                CostModel::Kernels
+            } else {
+                CostModel::Roofline
+            })
     }
 }
 
@@ -109,7 +117,7 @@ fn build_one(
     server: &ServerConfig,
     choice: &CostChoice,
 ) -> Result<Box<dyn StepCost>> {
-    match choice.resolve() {
+    match choice.resolve(hw) {
         CostModel::Roofline => Ok(Box::new(Roofline::new(hw, model, server)?)),
         CostModel::Kernels => {
             let system = hw.kernel_tables.as_deref();
@@ -118,13 +126,7 @@ fn build_one(
                     dir,
                     system.unwrap_or_default(),
                 )?),
-                // A vLLM server is priced with vLLM's kernels where they are bundled.
-                (None, Some(sys)) => match format!("{sys}_vllm") {
-                    v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
-                        KernelDb::bundled(&v)?
-                    }
-                    _ => KernelDb::bundled(sys)?,
-                },
+                (None, Some(sys)) => bundled_tables(sys, server)?,
                 (None, None) => {
                     return Err(Error::invalid(
                         "--cost-model",
@@ -136,7 +138,25 @@ fn build_one(
                     ))
                 }
             };
-            Ok(Box::new(KernelCost::new(hw, model, server, &db)?))
+            let cost = KernelCost::new(hw, model, server, &db)?;
+            if choice.kernel_db.is_some() {
+                return Ok(Box::new(cost));
+            }
+            // The bundled tables are bounded by the weaker GPUs' (the cross-GPU envelope).
+            Ok(Box::new(cost.with_envelope(hw, model, server, |w| {
+                bundled_tables(w.kernel_tables.as_deref().unwrap_or_default(), server)
+            })))
         }
+    }
+}
+
+/// The bundled tables of `system` for `server`: vLLM's kernels for a vLLM server where they
+/// are bundled, else SGLang's.
+fn bundled_tables(system: &str, server: &ServerConfig) -> Result<std::sync::Arc<KernelDb>> {
+    match format!("{system}_vllm") {
+        v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
+            KernelDb::bundled(&v)
+        }
+        _ => KernelDb::bundled(system),
     }
 }

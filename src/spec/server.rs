@@ -89,8 +89,9 @@ pub struct ServerFlags {
     #[serde(default, skip_serializing_if = "SpeculativeFlags::is_unset")]
     pub speculative: SpeculativeFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
-    /// Step-cost backend: roofline (the default) or kernels (measured SGLang kernel tables,
-    /// bundled for the profiles that name `kernel_tables`; see README "Cost models").
+    /// Step-cost backend: kernels (measured SGLang kernel tables under the cross-GPU envelope;
+    /// the default on the profiles that name `kernel_tables`: A100, H100, H200, B200) or
+    /// roofline (the default elsewhere: H20, Ascend); see README "Cost models".
     #[arg(long)]
     pub cost_model: Option<String>,
     /// A directory of kernel tables converted from your own AIConfigurator data by

@@ -298,6 +298,7 @@ impl KernelCost {
             roof,
             untuned_moe_floor_ns: None,
             graph_rows: Vec::new(),
+            bounds: Vec::new(),
         };
         if let Some(u) = crate::cost::moe_config::untuned(hw, model, server.version) {
             if let Some(c) = &cost.experts {

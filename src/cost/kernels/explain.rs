@@ -82,23 +82,35 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             component: Component::Gemm,
             time_ns: p.gemm,
             detail: format!(
-                "kernels {prov}: gemm table at m={:.0}{}: {}{}",
+                "kernels {prov}: gemm table at m={:.0}{}: {}{}{}",
                 p.rows,
                 if s.graph_bs.is_some() && s.prefill_reqs == 0 { " (CUDA-graph padded)" } else { "" },
                 gemm_list(&linear, &k.gemm_dtype),
-                flag(&p, X_GEMM)
+                flag(&p, X_GEMM),
+                k.bound_note(&p, 0)
             ),
         },
         CostItem {
             component: Component::Attention,
             time_ns: p.attention,
-            detail: format!("kernels: {}{}", attn.join("; "), flag(&p, X_ATTN)),
+            detail: format!(
+                "kernels: {}{}{}",
+                attn.join("; "),
+                flag(&p, X_ATTN),
+                k.bound_note(&p, 1)
+            ),
         },
         CostItem {
             component: Component::Moe,
             time_ns: p.moe,
             detail: if k.moe_layers > 0.0 {
-                format!("kernels: {} at {:.0} tokens{}", k.experts_note, p.rows, flag(&p, X_MOE))
+                format!(
+                    "kernels: {} at {:.0} tokens{}{}",
+                    k.experts_note,
+                    p.rows,
+                    flag(&p, X_MOE),
+                    k.bound_note(&p, 2)
+                )
             } else {
                 "dense model".into()
             },
@@ -106,16 +118,17 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         CostItem {
             component: Component::AllReduce,
             time_ns: p.all_reduce,
-            detail: format!("kernels: {ar_detail}"),
+            detail: format!("kernels: {ar_detail}{}", k.bound_note(&p, 3)),
         },
         CostItem {
             component: Component::LmHead,
             time_ns: p.lm_head,
             detail: format!(
-                "kernels: {} over {} logit rows{}",
+                "kernels: {} over {} logit rows{}{}",
                 gemm_list(std::slice::from_ref(&k.lm_head), "bf16"),
                 s.decode_reqs + s.prefill_reqs,
-                flag(&p, X_HEAD)
+                flag(&p, X_HEAD),
+                k.bound_note(&p, 4)
             ),
         },
         CostItem {

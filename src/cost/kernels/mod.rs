@@ -17,6 +17,7 @@
 mod build;
 pub mod curve;
 pub mod db;
+pub mod envelope;
 mod explain;
 pub mod ops;
 pub mod table;
@@ -89,11 +90,41 @@ struct Parts {
     nccl: bool,
     rows: f64,
     eager: bool,
+    /// Per component (gemm, attention, moe, all-reduce, LM head): 0 when this deployment's
+    /// tables priced it, else 1 + the index of the weaker GPU whose price bound it
+    /// ([`envelope`]).
+    bound_by: [u8; envelope::COMPONENTS],
+    /// Per component: 0, else 1 + the index of the GPU whose measured price raised this GPU's
+    /// roofline fallback ([`envelope`]).
+    floored_by: [u8; envelope::COMPONENTS],
+    /// Bit j: component j (as [`Parts::component`]) was priced by the roofline fallback.
+    fallback: u8,
 }
 
 impl Parts {
     fn gpu_ns(&self) -> f64 {
         self.gemm + self.attention + self.moe + self.all_reduce + self.lm_head + self.fixed
+    }
+
+    /// Component j: gemm, attention, moe, all-reduce, LM head.
+    fn component(&self, j: usize) -> f64 {
+        [
+            self.gemm,
+            self.attention,
+            self.moe,
+            self.all_reduce,
+            self.lm_head,
+        ][j]
+    }
+
+    fn set_component(&mut self, j: usize, v: f64) {
+        *[
+            &mut self.gemm,
+            &mut self.attention,
+            &mut self.moe,
+            &mut self.all_reduce,
+            &mut self.lm_head,
+        ][j] = v;
     }
 }
 
@@ -127,6 +158,8 @@ pub struct KernelCost {
     untuned_moe_floor_ns: Option<f64>,
     /// [`RowParts`] of every captured decode batch size, ascending (built at resolve).
     graph_rows: Vec<(u64, RowParts)>,
+    /// The deployment on the other ladder GPUs with tables ([`envelope`]).
+    bounds: Vec<envelope::Bound>,
 }
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -323,7 +356,12 @@ impl KernelCost {
         p.fixed = self.overheads.fixed_gpu_ns(p.eager);
     }
 
+    /// The step's parts under the cross-GPU envelope.
     fn parts(&self, s: &BatchShape) -> Parts {
+        self.envelope(|k| k.own_parts(s))
+    }
+
+    fn own_parts(&self, s: &BatchShape) -> Parts {
         let mut p = Parts::default();
         if s.prefill_tokens + s.decode_reqs == 0 {
             return p;
@@ -337,8 +375,36 @@ impl KernelCost {
         p.nccl = r.nccl;
         p.extrapolated = r.extrapolated;
         p.attention = self.attention_ns(s, &mut p.extrapolated);
+        p.fallback = self.fallback(s.decode_reqs > 0, s.decode_width, s.prefill_reqs > 0);
         self.add_head_and_fixed(&mut p, s.logit_rows());
         p
+    }
+
+    /// Bits (as [`Parts::component`]) of the components the roofline prices for a step with
+    /// decode requests of `width` query tokens and / or prefill requests.
+    fn fallback(&self, decode: bool, width: u64, prefill: bool) -> u8 {
+        let lin = |v: &[Linear]| v.iter().any(|o| o.curve.is_none());
+        let ar = &self.all_reduce;
+        let no_ar = ar.custom_graph.is_none() && ar.custom_eager.is_none() && ar.nccl.is_none();
+        let mut b = 0;
+        if lin(&self.attn_gemms) || lin(&self.dense_mlp) || lin(&self.moe_dense) {
+            b |= 1;
+        }
+        if (decode && (self.decode_attn.surface.is_none() || width > 1))
+            || (prefill && self.prefill_attn.surface.is_none())
+        {
+            b |= 2;
+        }
+        if self.moe_layers > 0.0 && self.experts.is_none() {
+            b |= 4;
+        }
+        if self.tp > 1 && (self.roof.spans_nodes() || no_ar) {
+            b |= 8;
+        }
+        if self.lm_head.curve.is_none() {
+            b |= 16;
+        }
+        b
     }
 
     /// One lockstep step of DP-attention ranks, as the roofline's `group_gpu_ns`: attention
@@ -346,6 +412,10 @@ impl KernelCost {
     /// collectives and LM head over the tokens gathered from every rank (padded to ranks × the
     /// largest rank's rows when all ranks replay graphs).
     fn group_parts(&self, shapes: &[BatchShape]) -> Parts {
+        self.envelope(|k| k.own_group_parts(shapes))
+    }
+
+    fn own_group_parts(&self, shapes: &[BatchShape]) -> Parts {
         let mut p = Parts::default();
         let busy = || shapes.iter().filter(|s| !s.is_empty());
         if busy().next().is_none() {
@@ -375,6 +445,12 @@ impl KernelCost {
         p.all_reduce = r.all_reduce;
         p.nccl = r.nccl;
         p.extrapolated |= r.extrapolated;
+        let decode = busy().find(|s| s.decode_reqs > 0);
+        p.fallback = self.fallback(
+            decode.is_some(),
+            decode.map_or(1, |s| s.decode_width),
+            busy().any(|s| s.prefill_reqs > 0),
+        );
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
         self.add_head_and_fixed(&mut p, logits);
         p

@@ -1,0 +1,228 @@
+//! The cross-GPU envelope of the measured tables: a step on GPU X is never priced above the
+//! same step priced by the tables of a weaker GPU (the same software on hardware that is at
+//! least as strong on every datasheet figure runs at least as fast). AIConfigurator's tables
+//! are separate measurements per GPU (different SGLang builds, kernel choices, noise); without
+//! the envelope they break "a stronger GPU is never slower at the same shape" in 170 step
+//! comparisons, by up to 37% (B200 slower than H200 on small eager decode steps).
+//!
+//! "Weaker" is decided by datasheet numbers only ([`no_stronger`]): HBM bandwidth, NVLink
+//! bandwidth, dense BF16 and FP8 FLOPs all no higher. At resolve, the deployment is also built
+//! on every other bundled profile with `kernel_tables` (the ladder instances). Per component c
+//! (GEMMs, attention, routed experts, all-reduce, LM head) a GPU's *own* price is its table
+//! price, or, where its tables lack c (a roofline fallback), that fallback raised to the
+//! cheapest measured price of c on any ladder GPU (a roofline guess must not undercut every
+//! measurement: MLA and MXFP4 experts on A100, which would otherwise cap B200's DeepSeek-R1
+//! and gpt-oss). A step pays, per component, the least own price over its GPU and every weaker
+//! one. The law holds by construction: own prices do not depend on which GPU is priced, and
+//! the weaker set only grows up the ladder (and for a profile scaled up from a bundled one).
+//! `--explain` names the GPU whose price bound a component (ENVELOPE) or whose measurement
+//! raised a fallback (FLOOR). The overheads (fixed GPU and CPU) stay the deployment's own.
+//! A ladder instance runs the deployment's software: an untuned fused-MoE config of the
+//! target (`moe_config`) applies to it too, and a GPU lacking the deployment's attention
+//! backend (FA3 off Hopper) takes SGLang's default one for it. Not applied to a user's
+//! `--kernel-db` tables. Cost: one more set of table lookups per weaker GPU per step (all the
+//! ladder's only when a fallback needs its floor), O(1).
+use super::db::KernelDb;
+use super::{KernelCost, Parts};
+use crate::error::Result;
+use crate::spec::bundled::{hardware_names, load_hardware};
+use crate::spec::hardware::HardwareProfile;
+use crate::spec::model::ModelSpec;
+use crate::spec::server::ServerConfig;
+use std::sync::{Arc, OnceLock};
+
+/// Another ladder GPU's instance of the deployment.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pub name: String,
+    cost: KernelCost,
+    /// No stronger than the deployment's GPU (its price bounds the step); else its
+    /// measurements only floor fallbacks.
+    weaker: bool,
+}
+
+/// Whether `weak` is no stronger than `strong` on every datasheet figure the step cost reads:
+/// HBM and NVLink bandwidth, dense BF16 and FP8 FLOPs (no FP8 = 0).
+pub fn no_stronger(weak: &HardwareProfile, strong: &HardwareProfile) -> bool {
+    let fp8 = |h: &HardwareProfile| h.peaks.fp8_flops_per_s.unwrap_or(0.0);
+    weak.memory.bandwidth_bytes_per_s <= strong.memory.bandwidth_bytes_per_s
+        && weak.link.bandwidth_bytes_per_s <= strong.link.bandwidth_bytes_per_s
+        && weak.peaks.bf16_flops_per_s <= strong.peaks.bf16_flops_per_s
+        && fp8(weak) <= fp8(strong)
+}
+
+/// The bundled profiles that name kernel tables (parsed once per process).
+fn profiles_with_tables() -> &'static [HardwareProfile] {
+    static CACHE: OnceLock<Vec<HardwareProfile>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        hardware_names()
+            .into_iter()
+            .filter_map(|n| load_hardware(n).ok())
+            .filter(|h| h.kernel_tables.is_some())
+            .collect()
+    })
+}
+
+/// The bundled profiles with tables that are weaker than `hw` (not `hw` itself), in ladder
+/// order (weakest first, by the datasheet figures).
+pub fn weaker_with_tables(hw: &HardwareProfile) -> Vec<&'static HardwareProfile> {
+    ladder(hw)
+        .into_iter()
+        .filter(|w| no_stronger(w, hw))
+        .collect()
+}
+
+/// The bundled profiles with tables other than `hw` (by name), weakest first.
+fn ladder(hw: &HardwareProfile) -> Vec<&'static HardwareProfile> {
+    let mut v: Vec<&HardwareProfile> = profiles_with_tables()
+        .iter()
+        .filter(|w| w.name != hw.name)
+        .collect();
+    v.sort_by(|a, b| {
+        let key = |h: &HardwareProfile| (h.memory.bandwidth_bytes_per_s, h.peaks.bf16_flops_per_s);
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    v
+}
+
+impl KernelCost {
+    /// Adds the envelope: the deployment built on every other bundled GPU with tables
+    /// (`tables` picks a profile's bundled tables). A GPU whose build fails bounds nothing.
+    pub fn with_envelope(
+        mut self,
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        server: &ServerConfig,
+        tables: impl Fn(&HardwareProfile) -> Result<Arc<KernelDb>>,
+    ) -> KernelCost {
+        let mut built: Vec<(&HardwareProfile, KernelCost)> = Vec::new();
+        for w in ladder(hw) {
+            // SGLang's default attention backend for that GPU when it lacks the deployment's
+            // (FA3 is Hopper-only).
+            let mut ws = server.clone();
+            if w.attention(&server.attention_backend).is_err() {
+                ws.attention_backend = crate::spec::defaults::attention_backend(
+                    w.arch,
+                    &model.architecture,
+                    model.mla.is_some(),
+                    server.version,
+                )
+                .into();
+            }
+            let Ok(mut cost) = tables(w).and_then(|db| KernelCost::new(w, model, &ws, &db)) else {
+                continue;
+            };
+            // The same software: the deployment's untuned fused-MoE config applies there too.
+            if self.untuned_moe_floor_ns.is_some() {
+                if let Some(c) = &cost.experts {
+                    cost.untuned_moe_floor_ns =
+                        Some(c.at(crate::cost::moe_config::UNTUNED_FLOOR_ROWS).0);
+                    let sizes: Vec<u64> = cost.graph_rows.drain(..).map(|g| g.0).collect();
+                    cost.graph_rows = sizes
+                        .into_iter()
+                        .map(|bs| (bs, cost.row_parts(bs as f64, false)))
+                        .collect();
+                }
+            }
+            built.push((w, cost));
+        }
+        self.bounds = built
+            .into_iter()
+            .map(|(w, cost)| Bound {
+                name: w.name.clone(),
+                weaker: no_stronger(w, hw),
+                cost,
+            })
+            .collect();
+        self
+    }
+
+    /// The GPUs whose tables bound this deployment, weakest first.
+    pub fn envelope_gpus(&self) -> Vec<&str> {
+        self.bounds
+            .iter()
+            .filter(|b| b.weaker)
+            .map(|b| b.name.as_str())
+            .collect()
+    }
+
+    fn instance(&self, i: usize) -> &KernelCost {
+        if i == 0 {
+            self
+        } else {
+            &self.bounds[i - 1].cost
+        }
+    }
+
+    /// The parts `f` prices on every instance, under the envelope: per component the least
+    /// own price over this GPU and the weaker ones, a roofline fallback's own price floored by
+    /// the cheapest measured price of any ladder GPU.
+    pub(super) fn envelope(&self, f: impl Fn(&KernelCost) -> Parts) -> Parts {
+        if self.bounds.is_empty() {
+            return f(self);
+        }
+        let n = self.bounds.len() + 1;
+        let mut raw: Vec<Option<Parts>> = vec![None; n];
+        let mut fetch = |i: usize| *raw[i].get_or_insert_with(|| f(self.instance(i)));
+        let members: Vec<usize> = std::iter::once(0)
+            .chain((1..n).filter(|&i| self.bounds[i - 1].weaker))
+            .collect();
+        let mine: Vec<Parts> = members.iter().map(|&i| fetch(i)).collect();
+        let mut out = mine[0];
+        for j in 0..COMPONENTS {
+            let bit = 1 << j;
+            // The cheapest measurement of component j on any ladder GPU (when needed).
+            let floor = if mine.iter().any(|p| p.fallback & bit != 0) {
+                (0..n)
+                    .map(|i| (fetch(i), i))
+                    .filter(|(p, _)| p.fallback & bit == 0)
+                    .map(|(p, i)| (p.component(j), i))
+                    .fold(None, |m: Option<(f64, usize)>, x| match m {
+                        Some(m) if m.0 <= x.0 => Some(m),
+                        _ => Some(x),
+                    })
+            } else {
+                None
+            };
+            let own = |p: &Parts| -> (f64, usize) {
+                match floor {
+                    Some((m, k)) if p.fallback & bit != 0 && m > p.component(j) => (m, k),
+                    _ => (p.component(j), 0),
+                }
+            };
+            let (mut best, from) = own(&mine[0]);
+            out.floored_by[j] = from as u8;
+            for (p, &i) in mine.iter().zip(&members).skip(1) {
+                let (v, _) = own(p);
+                if v < best {
+                    best = v;
+                    out.bound_by[j] = i as u8;
+                    out.floored_by[j] = 0;
+                }
+            }
+            out.set_component(j, best);
+        }
+        out
+    }
+
+    /// `--explain`'s note for component `j`: empty when this GPU's own tables priced it.
+    pub(super) fn bound_note(&self, p: &Parts, j: usize) -> String {
+        let name = |t: u8| {
+            let b = &self.bounds[t as usize - 1];
+            format!("{} ({})", b.name, b.cost.provenance)
+        };
+        match (p.bound_by[j], p.floored_by[j]) {
+            (0, 0) => String::new(),
+            (0, t) => format!(
+                "; FLOOR: no table here, raised to the cheapest measured price, {}'s",
+                name(t)
+            ),
+            (t, _) => format!("; ENVELOPE: bounded by the weaker {}'s price", name(t)),
+        }
+    }
+}
+
+/// Components the envelope bounds: gemm, attention, moe, all-reduce, LM head.
+pub(super) const COMPONENTS: usize = 5;
