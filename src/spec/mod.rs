@@ -10,6 +10,7 @@ pub mod model;
 pub mod pd;
 pub mod scheduler_cpu;
 pub mod server;
+pub mod server_flags;
 pub mod speculative;
 pub mod speculative_rules;
 pub mod version;

@@ -1,0 +1,191 @@
+//! SGLang's (and, with `--engine vllm`, vLLM's) server flags as a user gives them, by their
+//! `launch_server` / `vllm serve` names, and the field-wise merge of a scenario file's server
+//! section with the command line. Resolution into concrete values: `spec::server`.
+use super::speculative::SpeculativeFlags;
+use super::version::Version;
+use serde::{Deserialize, Serialize};
+
+/// Server flags as a user gives them; `None` means "SGLang's default for this version".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ServerFlags {
+    /// Tensor-parallel size (ranks per replica).
+    #[arg(long = "tp", aliases = ["tp-size", "tensor-parallel-size"])]
+    #[serde(alias = "tp-size", alias = "tensor-parallel-size")]
+    pub tp: Option<u64>,
+    /// Fraction of free memory for weights + KV pool (default: SGLang's rule per version).
+    #[arg(long)]
+    pub mem_fraction_static: Option<f64>,
+    /// Chunk size for long prefills; -1 disables chunking.
+    #[arg(long, allow_hyphen_values = true)]
+    pub chunked_prefill_size: Option<i64>,
+    /// Token budget of one prefill batch (default 16384).
+    #[arg(long)]
+    pub max_prefill_tokens: Option<u64>,
+    /// Cap on running requests (default: derived from the KV pool).
+    #[arg(long)]
+    pub max_running_requests: Option<u64>,
+    /// KV pool size in tokens (copy `max_total_num_tokens` from the server's start-up log).
+    #[arg(long)]
+    pub max_total_tokens: Option<u64>,
+    /// KV page size (default 1; 128 with the ascend backend).
+    #[arg(long)]
+    pub page_size: Option<u64>,
+    /// fcfs, lpm, lof, random, dfs-weight (default fcfs from 0.4.5, lpm before).
+    #[arg(long)]
+    pub schedule_policy: Option<String>,
+    /// Scales the new-token-ratio reserve (default 1.0).
+    #[arg(long)]
+    pub schedule_conservativeness: Option<f64>,
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_radix_cache: bool,
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_cuda_graph: bool,
+    /// Largest captured decode batch.
+    #[arg(long)]
+    pub cuda_graph_max_bs: Option<u64>,
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_mixed_chunk: bool,
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_overlap_schedule: bool,
+    /// auto, bf16, fp8_e4m3 (fp8).
+    #[arg(long)]
+    pub kv_cache_dtype: Option<String>,
+    /// flashinfer, triton, fa3, ascend, ... (default: SGLang's rule per hardware and model).
+    #[arg(long)]
+    pub attention_backend: Option<String>,
+    /// Weight format: bf16, fp8, w8a8_int8, mxfp4 (default: the checkpoint's).
+    #[arg(long)]
+    pub quantization: Option<String>,
+    /// SGLang version whose defaults and scheduler rules apply (e.g. 0.5.1, 0.5.6.post2).
+    #[arg(long)]
+    pub sglang_version: Option<Version>,
+    /// Data-parallel replicas (independent servers behind a router), or attention DP ranks
+    /// with --enable-dp-attention.
+    #[arg(long = "dp", aliases = ["dp-size", "data-parallel-size"])]
+    #[serde(alias = "dp-size", alias = "data-parallel-size")]
+    pub dp: Option<u64>,
+    /// Router between replicas: round_robin (default) or shortest_queue.
+    #[arg(long)]
+    pub load_balance_method: Option<String>,
+    /// DeepSeek-style DP attention inside one TP group (one scheduler per DP rank).
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_dp_attention: bool,
+    /// Speculative decoding (`--speculative-*`; in a scenario file, a `speculative:` map).
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "SpeculativeFlags::is_unset")]
+    pub speculative: SpeculativeFlags,
+    // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
+    /// Step-cost backend: kernels (measured SGLang kernel tables under the cross-GPU envelope;
+    /// the default on the profiles that name `kernel_tables`: A100, H100, H200, B200) or
+    /// roofline (the default elsewhere: H20, Ascend); see README "Cost models".
+    #[arg(long)]
+    pub cost_model: Option<String>,
+    /// A directory of kernel tables converted from your own AIConfigurator data by
+    /// scripts/import_aiconfigurator.py (implies --cost-model kernels).
+    #[arg(long, value_name = "DIR")]
+    pub kernel_db: Option<std::path::PathBuf>,
+    // --- The engine, and vLLM's own flags (`vllm serve` names; refused under SGLang).
+    /// Server engine: sglang (default) or vllm (`--backend vllm` alone also selects vllm).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// vLLM version whose defaults and scheduler rules apply (engine vllm; default 0.11.0).
+    #[arg(long)]
+    pub vllm_version: Option<Version>,
+    /// vLLM: cap on running requests (default by version and GPU memory).
+    #[arg(long)]
+    pub max_num_seqs: Option<u64>,
+    /// vLLM: token budget of one step, shared by decodes and prefill chunks.
+    #[arg(long)]
+    pub max_num_batched_tokens: Option<u64>,
+    /// vLLM: fraction of total GPU memory for weights, activations and KV cache.
+    #[arg(long)]
+    pub gpu_memory_utilization: Option<f64>,
+    /// vLLM: prefix caching on (the V1 default).
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_prefix_caching: bool,
+    /// vLLM: prefix caching off.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_enable_prefix_caching: bool,
+    /// vLLM: no CUDA graphs (every step eager).
+    #[arg(long)]
+    #[serde(default)]
+    pub enforce_eager: bool,
+    /// vLLM: KV block size in tokens (default 16; 64 or 128 for MLA backends).
+    #[arg(long)]
+    pub block_size: Option<u64>,
+    /// vLLM: longest sequence (default: the model's context length).
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// vLLM: cap on the tokens one request prefills per step (0 = off, the default).
+    #[arg(long)]
+    pub long_prefill_token_threshold: Option<u64>,
+    /// vLLM: overlap scheduling with the forward pass (default on from 0.14).
+    #[arg(long)]
+    #[serde(default)]
+    pub async_scheduling: bool,
+    /// vLLM: synchronous scheduling.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_async_scheduling: bool,
+    /// vLLM: KV blocks per GPU, replacing the profiled count (copy from the server log).
+    #[arg(long)]
+    pub num_gpu_blocks_override: Option<u64>,
+}
+
+impl ServerFlags {
+    /// `over`'s values where set, else `self`'s.
+    pub fn merged(&self, over: &ServerFlags) -> ServerFlags {
+        macro_rules! pick {
+            ($($f:ident),*) => { ServerFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)*
+                disable_radix_cache: over.disable_radix_cache || self.disable_radix_cache,
+                disable_cuda_graph: over.disable_cuda_graph || self.disable_cuda_graph,
+                enable_mixed_chunk: over.enable_mixed_chunk || self.enable_mixed_chunk,
+                disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
+                enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,
+                speculative: self.speculative.merged(&over.speculative),
+                enable_prefix_caching: over.enable_prefix_caching || self.enable_prefix_caching,
+                no_enable_prefix_caching: over.no_enable_prefix_caching || self.no_enable_prefix_caching,
+                enforce_eager: over.enforce_eager || self.enforce_eager,
+                async_scheduling: over.async_scheduling || self.async_scheduling,
+                no_async_scheduling: over.no_async_scheduling || self.no_async_scheduling,
+            } };
+        }
+        pick!(
+            tp,
+            mem_fraction_static,
+            chunked_prefill_size,
+            max_prefill_tokens,
+            max_running_requests,
+            max_total_tokens,
+            page_size,
+            schedule_policy,
+            schedule_conservativeness,
+            cuda_graph_max_bs,
+            kv_cache_dtype,
+            attention_backend,
+            quantization,
+            sglang_version,
+            dp,
+            load_balance_method,
+            cost_model,
+            kernel_db,
+            engine,
+            vllm_version,
+            max_num_seqs,
+            max_num_batched_tokens,
+            gpu_memory_utilization,
+            block_size,
+            max_model_len,
+            long_prefill_token_threshold,
+            num_gpu_blocks_override
+        )
+    }
+}
