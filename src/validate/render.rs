@@ -219,6 +219,13 @@ fn calibration_status(v: &Validation) -> String {
         ));
     }
     s.push_str(". No constant is tuned per run: one set of constants per profile.");
+    s.push_str(
+        " The constants were fitted with the roofline cost model; unless `--cost-model` says \
+         otherwise the rows are priced by the default backend (the measured kernel tables where \
+         the profile has them, else the roofline: `cost::select`), so on profiles with tables they \
+         are the kernel backend's errors with the roofline's fitted overheads, and \
+         `validate --cost-model roofline` shows the fit's own in-sample errors.",
+    );
     s
 }
 
