@@ -172,7 +172,8 @@ fn stale_runs(file: &CrossvalFile, v: &Validation) -> Vec<String> {
                         _ => false,
                     })
             });
-            if !fine {
+            // A run in several fits (a joint fit and a per-profile one) is listed once.
+            if !fine && !out.contains(&r.id) {
                 out.push(r.id.clone());
             }
         }
