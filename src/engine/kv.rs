@@ -60,6 +60,27 @@ impl KvPool {
         self.used_tokens = self.used_tokens.saturating_sub(tokens);
     }
 
+    /// After a request's prompt is computed, its share of group `group`'s prefix (whole
+    /// pages or blocks of `granularity` tokens, at most `fill_len − 1`) moves from its own
+    /// allocation into the group's cache, or its duplicate copy is freed if a sibling cached
+    /// it first. `shared` is what the request already shares; returns the new amount.
+    pub fn cache_group_prefix(
+        &mut self,
+        group: u64,
+        group_prefix: u64,
+        fill_len: u64,
+        shared: u64,
+        granularity: u64,
+    ) -> u64 {
+        let gp = group_prefix.min(fill_len.saturating_sub(1)) / granularity * granularity;
+        if gp <= shared {
+            return shared;
+        }
+        self.release(gp - shared);
+        self.cache.insert(group, gp);
+        gp
+    }
+
     /// The pool's own invariants: allocated ≤ capacity, allocated + cached ≤ capacity.
     pub fn check(&self) -> Result<(), String> {
         let cap = self.capacity_tokens;

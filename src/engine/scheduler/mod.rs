@@ -542,15 +542,10 @@ impl Scheduler {
             return;
         };
         let r = &self.reqs[id];
-        let page = self.cfg.page_size;
-        let gp = group_prefix.min(r.fill_len().saturating_sub(1)) / page * page;
-        if gp <= r.shared {
-            return;
-        }
-        let moved = gp - r.shared;
-        self.release(moved);
-        self.kv.cache.insert(g, gp);
-        self.reqs[id].shared = gp;
+        let (fill, shared) = (r.fill_len(), r.shared);
+        self.reqs[id].shared =
+            self.kv
+                .cache_group_prefix(g, group_prefix, fill, shared, self.cfg.page_size);
     }
 
     /// Applies a finished step: prefill requests get their token and join the running batch

@@ -295,15 +295,10 @@ impl VllmScheduler {
             return;
         };
         let r = &self.reqs[id];
-        let b = self.cfg.block_size;
-        let gp = prefix.min(r.fill_len().saturating_sub(1)) / b * b;
-        if gp <= r.shared {
-            return;
-        }
-        let moved = gp - r.shared;
-        self.kv.release(moved);
-        self.kv.cache.insert(g, gp);
-        self.reqs[id].shared = gp;
+        let (fill, shared) = (r.fill_len(), r.shared);
+        self.reqs[id].shared =
+            self.kv
+                .cache_group_prefix(g, prefix, fill, shared, self.cfg.block_size);
     }
 
     /// The DESIGN.md invariants between steps (O(n)): KV used = Σ own allocations ≤
