@@ -89,13 +89,7 @@ fn scenario(
     flags: &ScenarioFlags,
     sim: &SimArgs,
 ) -> Result<Scenario> {
-    let mut base = ScenarioFile::base(file, flags.client.sets_finite_rate())?;
-    // The bundled default's client section is sglang.bench_serving's; `--client vllm` starts
-    // from vLLM's own client defaults (seed 0, its lengths) instead.
-    if file.is_none() && flags.client.vllm.client.is_some_and(|k| k.is_vllm()) {
-        base.client = Default::default();
-    }
-    let file = base;
+    let file = ScenarioFile::base(file, flags.client.sets_finite_rate())?;
     let mut sc = Scenario::from_flags(&file, flags)?;
     if let Some(m) = sim.max_events {
         sc.max_events = m;

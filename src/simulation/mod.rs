@@ -84,7 +84,7 @@ impl Scenario {
         let hardware = load_hardware(hw_name)?;
         let model = load_model(model_name)?;
         let server_flags = file.server.merged(server);
-        let client_flags = file.client.merged(client);
+        let client_flags = file.client_base(client).merged(client);
         let engine = engine::engine_for(&server_flags, client_flags.backend.as_deref())?;
         let mut server = engine::resolve(engine, &server_flags, &hardware, &model)?;
         let pd = PdConfig::resolve(&file.pd, &server_flags, &hardware, &model)?;

@@ -260,6 +260,11 @@ pub struct ScenarioFile {
     /// Prefill/decode disaggregation (`disaggregation: true`, `prefill-replicas`, ...).
     #[serde(default)]
     pub pd: super::pd::PdFlags,
+    /// This is the bundled default (not a user's file): its client section is
+    /// sglang.bench_serving's, so `--client vllm` starts from vLLM's own client defaults
+    /// instead ([`ScenarioFile::client_base`]).
+    #[serde(skip)]
+    pub bundled_default: bool,
 }
 
 /// The bundled default scenario, embedded so the binary runs from anywhere.
@@ -270,7 +275,12 @@ impl ScenarioFile {
     pub fn load_or_default(path: Option<&Path>) -> Result<ScenarioFile> {
         match path {
             Some(p) => ScenarioFile::load(p),
-            None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")),
+            None => from_yaml_str(DEFAULT_SCENARIO, Path::new("workloads/default.yaml")).map(
+                |f: ScenarioFile| ScenarioFile {
+                    bundled_default: true,
+                    ..f
+                },
+            ),
         }
     }
 
@@ -286,6 +296,17 @@ impl ScenarioFile {
             file.client.max_concurrency = None;
         }
         Ok(file)
+    }
+
+    /// The client section `client` flags are laid over: this file's, except that the
+    /// bundled default's (sglang.bench_serving's) gives way to vLLM's client defaults when
+    /// `client` selects vLLM's client.
+    pub fn client_base(&self, client: &ClientFlags) -> ClientFlags {
+        let vllm_client = client.vllm.client.is_some_and(|k| k.is_vllm());
+        match self.bundled_default && vllm_client {
+            true => ClientFlags::default(),
+            false => self.client.clone(),
+        }
     }
 
     pub fn load(path: &Path) -> Result<ScenarioFile> {
