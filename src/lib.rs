@@ -28,7 +28,9 @@
 //!   for the unified and the PD event loops), `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;
 //! - `--client vllm` (`vllm bench serve` / `benchmark_serving.py`): versions in
-//!   `client::vllm::flavour`, its random dataset and send times in `client::vllm`, numbers in
+//!   `client::vllm::flavour`, its random/ShareGPT/prefix_repetition datasets (`random`,
+//!   `sharegpt`, `prefix_repetition`, with the dataset notes in `notes`) and send times in
+//!   `client::vllm`, numbers in
 //!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`
 //!   (`calibrate --cost-model` prices the runs with either backend); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted);

@@ -750,7 +750,7 @@ fn bad_vllm_client_flags_fail_with_one_line() {
         &["--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1"],
         &["--ramp-up-end-rps"],
     );
-    run(&["--dataset-name", "sharegpt"], &["not modelled"]);
+    run(&["--dataset-name", "hf"], &["not modelled"]);
     // vLLM-only flags with the default (sglang) client.
     common::fails_with(
         &[

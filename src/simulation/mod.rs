@@ -255,6 +255,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let mut metrics = compute(&out.record);
     metrics.accept_length = out.accept_length;
     let mut notes = notes;
+    notes.extend(plan.notes);
     notes.extend(sc.server.notes.iter().cloned());
     notes.extend(client_bound_note(
         sc.client_send_ns(),
@@ -279,6 +280,8 @@ struct ClientPlan {
     /// Request 0's prompt is in the cache when it arrives (warm-up or test request, no flush).
     warm_first: bool,
     server_info_at_end: bool,
+    /// The client's notes on its dataset (vLLM's client: nominal lengths, sample tables).
+    notes: Vec<String>,
 }
 
 /// bench_serving's workload (numpy's global state shared by the dataset and the Poisson gaps),
@@ -293,6 +296,7 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
             dispatch_end_ns: w.dispatch_end_ns,
             warm_first: w.warm_first,
             server_info_at_end: false,
+            notes: w.notes,
         });
     }
     let flavour = sc.flavour();
@@ -310,6 +314,7 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
         // radix cache still holds it when request 0 arrives.
         warm_first: c.warmup_requests > 0 && !flavour.flush_after_warmup,
         server_info_at_end: flavour.server_info_at_end,
+        notes: Vec::new(),
     })
 }
 

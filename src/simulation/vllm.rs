@@ -2,7 +2,7 @@
 //! header its report echoes (`report::vllm`).
 use super::{run_with_record, RunOutput, Scenario};
 use crate::client::vllm::flavour::{Script, VllmFlavour};
-use crate::client::vllm::{flavour_of, tokenizer_facts};
+use crate::client::vllm::{client_count_offset, flavour_of};
 use crate::error::Result;
 use crate::metrics::vllm::{compute_vllm, VllmMetrics, VllmMetricsConfig};
 use crate::report::vllm::VllmHeader;
@@ -39,7 +39,7 @@ pub fn run_vllm(sc: &Scenario) -> Result<VllmRun> {
     let (output, rec) = run_with_record(sc)?;
     let c = &sc.client;
     let flavour = flavour_of(c);
-    let (special_tokens, _) = tokenizer_facts(&sc.model);
+    let special_tokens = client_count_offset(c, &sc.model);
     let cfg = VllmMetricsConfig {
         percentile_metrics: c.vllm.percentile_metrics.clone(),
         metric_percentiles: c.vllm.metric_percentiles.clone(),

@@ -78,13 +78,39 @@ pub struct VllmClientFlags {
     /// vLLM client: comma-separated percentiles (default 99).
     #[arg(long)]
     pub metric_percentiles: Option<String>,
+    /// vLLM client (0.11.0+): with fewer valid ShareGPT pairs than --num-prompts, send only
+    /// those instead of drawing repeats.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_oversample: bool,
+    /// vLLM client (0.11.2+): keep ShareGPT (and prefix_repetition) rows in file order.
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_shuffle: bool,
+    /// vLLM client, `--dataset-name prefix_repetition` (CLI 0.10.1+): tokens of each shared
+    /// prefix (default 256).
+    #[arg(long)]
+    pub prefix_repetition_prefix_len: Option<u64>,
+    /// prefix_repetition: tokens after the prefix, distinct per prompt (default 256).
+    #[arg(long)]
+    pub prefix_repetition_suffix_len: Option<u64>,
+    /// prefix_repetition: number of distinct prefixes (default 10).
+    #[arg(long)]
+    pub prefix_repetition_num_prefixes: Option<u64>,
+    /// prefix_repetition: output tokens per request (default 128).
+    #[arg(long)]
+    pub prefix_repetition_output_len: Option<u64>,
 }
 
 impl VllmClientFlags {
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &VllmClientFlags) -> VllmClientFlags {
         macro_rules! pick {
-            ($($f:ident),*) => { VllmClientFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* } };
+            ($($f:ident),*) => { VllmClientFlags {
+                $($f: over.$f.clone().or_else(|| self.$f.clone()),)*
+                no_oversample: over.no_oversample || self.no_oversample,
+                disable_shuffle: over.disable_shuffle || self.disable_shuffle,
+            } };
         }
         pick!(
             client,
@@ -95,7 +121,11 @@ impl VllmClientFlags {
             ramp_up_end_rps,
             goodput,
             percentile_metrics,
-            metric_percentiles
+            metric_percentiles,
+            prefix_repetition_prefix_len,
+            prefix_repetition_suffix_len,
+            prefix_repetition_num_prefixes,
+            prefix_repetition_output_len
         )
     }
 }
@@ -112,10 +142,93 @@ impl VllmClientFlags {
             (self.goodput.is_some(), "--goodput"),
             (self.percentile_metrics.is_some(), "--percentile-metrics"),
             (self.metric_percentiles.is_some(), "--metric-percentiles"),
+            (self.no_oversample, "--no-oversample"),
+            (self.disable_shuffle, "--disable-shuffle"),
+            (
+                self.prefix_repetition_prefix_len.is_some(),
+                "--prefix-repetition-prefix-len",
+            ),
+            (
+                self.prefix_repetition_suffix_len.is_some(),
+                "--prefix-repetition-suffix-len",
+            ),
+            (
+                self.prefix_repetition_num_prefixes.is_some(),
+                "--prefix-repetition-num-prefixes",
+            ),
+            (
+                self.prefix_repetition_output_len.is_some(),
+                "--prefix-repetition-output-len",
+            ),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
     }
+}
+
+/// The `--dataset-name` values servesim models for vLLM's client (`client::vllm`).
+pub const VLLM_DATASETS: &[&str] = &["random", "sharegpt", "prefix_repetition", "trace"];
+
+/// vLLM client datasets servesim knows but does not model, with the reason (all need the
+/// prompt text and the model's own tokenizer, or a Hugging Face download, to get lengths).
+pub const VLLM_UNMODELLED_DATASETS: &[(&str, &str)] = &[
+    (
+        "sonnet",
+        "its lengths come from tokenizing sonnet.txt lines inside the model's chat template",
+    ),
+    (
+        "hf",
+        "it downloads a Hugging Face dataset and tokenizes its text",
+    ),
+    ("custom", "it tokenizes the prompts of your JSONL file"),
+    (
+        "burstgpt",
+        "it reads BurstGPT's CSV and draws prompt tokens from the tokenizer",
+    ),
+    ("random-mm", "multimodal items are not modelled"),
+    ("random-rerank", "pooling requests are not modelled"),
+    (
+        "spec_bench",
+        "it downloads and tokenizes SpecBench's questions",
+    ),
+    ("txt-slices", "it tokenizes slices of a text file"),
+];
+
+/// Refuses a `--dataset-name` vLLM's client has but servesim does not model (or that is no
+/// dataset at all), in one line naming the supported ones.
+pub fn check_dataset(name: &str, kind: ClientKind) -> Result<()> {
+    if VLLM_DATASETS.contains(&name) {
+        return Ok(());
+    }
+    let supported = VLLM_DATASETS.join(", ");
+    let client = kind.name();
+    Err(
+        match VLLM_UNMODELLED_DATASETS.iter().find(|(n, _)| *n == name) {
+            Some((_, why)) => bad(
+                "--dataset-name",
+                "dataset_name",
+                format!(
+                    "`{name}` is not modelled for --client {client}: {why}, and servesim has no \
+                     tokenizer or text for it; supported: {supported}"
+                ),
+            ),
+            None => Error::Unknown {
+                kind: "dataset",
+                name: name.to_string(),
+                available: supported,
+            },
+        },
+    )
+}
+
+/// `prefix_repetition`'s four lengths (`PrefixRepetitionRandomDataset`'s defaults: 256, 256,
+/// 10 prefixes, 128).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PrefixRepetition {
+    pub prefix_len: u64,
+    pub suffix_len: u64,
+    pub num_prefixes: u64,
+    pub output_len: u64,
 }
 
 /// The metrics `--percentile-metrics` may name, in vLLM's print order.
@@ -134,6 +247,11 @@ pub struct VllmClientConfig {
     /// Selected metrics, in print order.
     pub percentile_metrics: Vec<String>,
     pub metric_percentiles: Vec<f64>,
+    /// `--no-oversample`.
+    pub no_oversample: bool,
+    /// `--disable-shuffle`.
+    pub disable_shuffle: bool,
+    pub prefix_repetition: PrefixRepetition,
 }
 
 fn bad(flag: &str, field: &str, msg: String) -> Error {
@@ -238,6 +356,43 @@ impl VllmClientConfig {
                 format!("must be at most 2^40, got {random_prefix_len}"),
             ));
         }
+        let limit = |flag: &str, v: Option<u64>, default: u64, min: u64| {
+            let v = v.unwrap_or(default);
+            if v < min || v > super::yaml_numbers::MAX_COUNT {
+                return Err(bad(
+                    flag,
+                    &flag[2..].replace('-', "_"),
+                    format!("must be between {min} and 2^40, got {v}"),
+                ));
+            }
+            Ok(v)
+        };
+        let prefix_repetition = PrefixRepetition {
+            prefix_len: limit(
+                "--prefix-repetition-prefix-len",
+                f.prefix_repetition_prefix_len,
+                256,
+                0,
+            )?,
+            suffix_len: limit(
+                "--prefix-repetition-suffix-len",
+                f.prefix_repetition_suffix_len,
+                256,
+                0,
+            )?,
+            num_prefixes: limit(
+                "--prefix-repetition-num-prefixes",
+                f.prefix_repetition_num_prefixes,
+                10,
+                1,
+            )?,
+            output_len: limit(
+                "--prefix-repetition-output-len",
+                f.prefix_repetition_output_len,
+                128,
+                0,
+            )?,
+        };
         Ok(VllmClientConfig {
             burstiness,
             random_prefix_len,
@@ -246,6 +401,9 @@ impl VllmClientConfig {
             goodput_ms,
             percentile_metrics,
             metric_percentiles,
+            no_oversample: f.no_oversample,
+            disable_shuffle: f.disable_shuffle,
+            prefix_repetition,
         })
     }
 

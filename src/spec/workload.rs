@@ -438,7 +438,9 @@ impl ClientConfig {
             });
         }
         let dataset_name = f.dataset_name.clone().unwrap_or_else(|| "random".into());
-        if !DATASETS.contains(&dataset_name.as_str()) {
+        if kind.is_vllm() {
+            super::vllm_client::check_dataset(&dataset_name, kind)?;
+        } else if !DATASETS.contains(&dataset_name.as_str()) {
             return Err(Error::Unknown {
                 kind: "dataset",
                 name: dataset_name,
@@ -452,7 +454,8 @@ impl ClientConfig {
                 "a trace needs --dataset-path FILE (JSONL or CSV)",
             ));
         }
-        if let Some(l) = f.sharegpt_output_len.filter(|&l| l < 4) {
+        // vLLM's client skips its minimum-output check when the length is fixed.
+        if let Some(l) = f.sharegpt_output_len.filter(|&l| l < 4 && !kind.is_vllm()) {
             return Err(Error::invalid(
                 "--sharegpt-output-len",
                 "sharegpt_output_len",

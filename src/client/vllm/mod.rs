@@ -1,15 +1,19 @@
 //! vLLM's benchmark client (`vllm bench serve`, and the legacy `benchmarks/benchmark_serving.py`)
 //! as data: which behaviours a version has ([`flavour`]), its `random` dataset bit for bit
-//! ([`random`]), its send times ([`arrivals`]). [`workload`] turns a resolved client into the
+//! ([`random`]), its ShareGPT selection ([`sharegpt`]) and `prefix_repetition` dataset
+//! ([`prefix_repetition`]), its send times ([`arrivals`]). [`workload`] turns a resolved client into the
 //! requests and send times the event loop runs; the timing differences from bench_serving
 //! (no closing `/get_server_info`, the test request, no extra sleep after the last request from
 //! 0.10) are decided here too. Its metrics and report: `metrics::vllm`, `report::vllm`.
 pub mod arrivals;
 pub mod flavour;
+pub mod notes;
+pub mod prefix_repetition;
 pub mod random;
+pub mod sharegpt;
 
 use crate::client::dataset::sharegpt_table::TokenizerFamily;
-use crate::client::dataset::{trace, DatasetRow};
+use crate::client::dataset::{sharegpt as sglang_sharegpt, tokenize, trace, DatasetRow};
 use crate::client::rng::NumpyRandomState;
 use crate::error::{Error, Result};
 use crate::spec::model::ModelSpec;
@@ -46,6 +50,18 @@ pub struct VllmWorkload {
     /// Special tokens the server adds to each prompt (to take off a client-side input total).
     pub special_tokens: u64,
     pub flavour: VllmFlavour,
+    /// What the run assumes about the dataset (printed as `note:` lines).
+    pub notes: Vec<String>,
+}
+
+/// What to take off the server's prompt count to get the client's own (`prompt_len` without
+/// the special tokens): the random datasets count without the BOS, ShareGPT with it.
+pub fn client_count_offset(c: &ClientConfig, model: &ModelSpec) -> u64 {
+    if c.dataset_name == "sharegpt" {
+        0
+    } else {
+        tokenizer_facts(model).0
+    }
 }
 
 fn invalid(flag: &str, field: &str, msg: impl Into<String>) -> Error {
@@ -57,6 +73,8 @@ pub fn workload(c: &ClientConfig, model: &ModelSpec) -> Result<VllmWorkload> {
     let flavour = flavour_of(c);
     let (special_tokens, vocab_size) = tokenizer_facts(model);
     let mut global = NumpyRandomState::new(c.seed as u32);
+    notes::check_flags(c, &flavour)?;
+    let mut notes = Vec::new();
     let rows: Vec<DatasetRow> = match c.dataset_name.as_str() {
         "random" => {
             let params = random::RandomParams {
@@ -79,11 +97,23 @@ pub fn workload(c: &ClientConfig, model: &ModelSpec) -> Result<VllmWorkload> {
                 // The dataset used a private generator; the gaps come from a fresh global one.
                 global = NumpyRandomState::new(c.seed as u32);
             }
+            notes.push(notes::random_lengths(&flavour));
             draw.lengths
                 .into_iter()
                 .map(|(p, o)| DatasetRow::lengths(p + special_tokens, o))
                 .collect()
         }
+        "sharegpt" => sharegpt_rows(c, model, &flavour, &mut notes)?,
+        "prefix_repetition" => prefix_repetition::rows(
+            &c.vllm.prefix_repetition,
+            c.num_prompts,
+            c.seed,
+            !c.vllm.disable_shuffle,
+            special_tokens,
+            vocab_size,
+            c.request_rate.is_finite().then_some(&mut global),
+        )
+        .map_err(|m| invalid("--dataset-name prefix_repetition", "num_prompts", m))?,
         "trace" => {
             let path = c.dataset_path.as_deref().ok_or_else(|| {
                 invalid(
@@ -99,12 +129,23 @@ pub fn workload(c: &ClientConfig, model: &ModelSpec) -> Result<VllmWorkload> {
                 "--dataset-name",
                 "dataset_name",
                 format!(
-                    "`{other}` is not modelled for --client {} yet (random, trace)",
+                    "`{other}` is not modelled for --client {} (random, sharegpt, \
+                     prefix_repetition, trace)",
                     c.kind.name()
                 ),
             ))
         }
     };
+    if rows.is_empty() {
+        return Err(invalid(
+            "--dataset-name",
+            "num_prompts",
+            format!(
+                "no {} request passes vLLM's filter, so its client sends nothing",
+                c.dataset_name
+            ),
+        ));
+    }
     let params = arrivals::ArrivalParams {
         request_rate: c.request_rate,
         burstiness: c.vllm.burstiness,
@@ -127,7 +168,50 @@ pub fn workload(c: &ClientConfig, model: &ModelSpec) -> Result<VllmWorkload> {
         warm_first: flavour.test_request,
         special_tokens,
         flavour,
+        notes,
     })
+}
+
+/// vLLM's ShareGPT selection over the user's file (`--dataset-path` with `--tokenizer`) or the
+/// model's bundled sample table.
+fn sharegpt_rows(
+    c: &ClientConfig,
+    model: &ModelSpec,
+    flavour: &VllmFlavour,
+    notes: &mut Vec<String>,
+) -> Result<Vec<DatasetRow>> {
+    let pairs = match (&c.dataset_path, &c.tokenizer) {
+        (Some(data), Some(tok)) => tokenize::sharegpt_pairs(data, tok)?.pairs,
+        (Some(_), None) => {
+            return Err(invalid(
+                "--dataset-path",
+                "tokenizer",
+                "a ShareGPT file needs --tokenizer PATH (the model's tokenizer.json, or a \
+                 directory holding it) to count its tokens",
+            ))
+        }
+        (None, _) => {
+            notes.push(notes::bundled_sharegpt(model));
+            sglang_sharegpt::bundled_table(model)?.pairs
+        }
+    };
+    let sel = sharegpt::VllmShareGpt {
+        num_prompts: c.num_prompts,
+        seed: c.seed,
+        fixed_output_len: c.sharegpt_output_len,
+        shuffle: !c.vllm.disable_shuffle,
+        oversample: if c.vllm.no_oversample {
+            sharegpt::Oversample::Never
+        } else {
+            sharegpt::oversample_of(flavour)
+        },
+    };
+    let rows = sel.select(&pairs);
+    notes.extend(notes::short_sharegpt(&sel, &pairs, rows.len()));
+    Ok(rows
+        .into_iter()
+        .map(|(p, o)| DatasetRow::lengths(p, o))
+        .collect())
 }
 
 /// The command a user would type for this client (for notes and reports).
