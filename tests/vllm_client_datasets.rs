@@ -83,8 +83,9 @@ fn sharegpt_selection_matches_cpython_per_era() {
     // random.choice per row after): same 880 valid rows, different repeats.
     let (a, b) = (&cases[2], &cases[3]);
     assert_eq!(a["valid"], 880);
-    assert_eq!(a["prompt_lens"][..880], b["prompt_lens"][..880]);
-    assert_ne!(a["prompt_lens"], b["prompt_lens"]);
+    let (pa, pb) = (u64s(&a["prompt_lens"]), u64s(&b["prompt_lens"]));
+    assert_eq!(pa[..880], pb[..880]);
+    assert_ne!(pa, pb);
 }
 
 #[test]
