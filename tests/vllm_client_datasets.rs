@@ -297,3 +297,27 @@ fn unmodelled_datasets_and_flags_fail_with_one_line() {
         &["--disable-shuffle", "--client vllm"],
     );
 }
+
+#[test]
+fn bench_commands_with_the_new_dataset_flags_replay() {
+    use servesim::validate::vllm::command::bench_client_flags;
+    let b = bench_client_flags(
+        "vllm bench serve --model m --dataset-name prefix_repetition \
+         --prefix-repetition-prefix-len 512 --prefix-repetition-suffix-len 64 \
+         --prefix-repetition-num-prefixes 5 --prefix-repetition-output-len 32 \
+         --disable-shuffle --no-oversample --num-prompts 50",
+    );
+    assert!(
+        b.bad.is_empty() && b.ignored.is_empty(),
+        "{:?} {:?}",
+        b.bad,
+        b.ignored
+    );
+    let v = &b.flags.vllm;
+    assert_eq!(v.prefix_repetition_prefix_len, Some(512));
+    assert_eq!(v.prefix_repetition_suffix_len, Some(64));
+    assert_eq!(v.prefix_repetition_num_prefixes, Some(5));
+    assert_eq!(v.prefix_repetition_output_len, Some(32));
+    assert!(v.disable_shuffle && v.no_oversample);
+    assert_eq!(b.flags.num_prompts, Some(50));
+}

@@ -113,7 +113,12 @@ pub fn workload(c: &ClientConfig, model: &ModelSpec) -> Result<VllmWorkload> {
             vocab_size,
             c.request_rate.is_finite().then_some(&mut global),
         )
-        .map_err(|m| invalid("--dataset-name prefix_repetition", "num_prompts", m))?,
+        .map_err(|m| invalid("--dataset-name prefix_repetition", "num_prompts", m))
+        .inspect(|_| {
+            if c.request_rate.is_finite() {
+                notes.push(notes::prefix_repetition_gaps());
+            }
+        })?,
         "trace" => {
             let path = c.dataset_path.as_deref().ok_or_else(|| {
                 invalid(

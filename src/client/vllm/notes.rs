@@ -123,3 +123,11 @@ pub fn short_sharegpt(sel: &VllmShareGpt, pairs: &[(u32, u32)], total: usize) ->
         ),
     })
 }
+
+/// prefix_repetition's send times assume the re-encode drew no extra tokens.
+pub fn prefix_repetition_gaps() -> String {
+    "prefix_repetition: prompts are the nominal prefix + suffix lengths (vLLM re-encodes them to \
+     exactly that), and the send times assume its re-encode drew no extra random tokens from \
+     numpy's global state (servesim has no tokenizer)"
+        .into()
+}

@@ -103,6 +103,26 @@ pub fn bench_client_flags(cmd: &str) -> BenchCommand {
             "seed" => parse_into(&first, &mut f.seed),
             "sharegpt-output-len" => parse_into(&first, &mut f.sharegpt_output_len),
             "random-prefix-len" => parse_into(&first, &mut v.random_prefix_len),
+            "prefix-repetition-prefix-len" => {
+                parse_into(&first, &mut v.prefix_repetition_prefix_len)
+            }
+            "prefix-repetition-suffix-len" => {
+                parse_into(&first, &mut v.prefix_repetition_suffix_len)
+            }
+            "prefix-repetition-num-prefixes" => {
+                parse_into(&first, &mut v.prefix_repetition_num_prefixes)
+            }
+            "prefix-repetition-output-len" => {
+                parse_into(&first, &mut v.prefix_repetition_output_len)
+            }
+            "no-oversample" => {
+                v.no_oversample = true;
+                true
+            }
+            "disable-shuffle" => {
+                v.disable_shuffle = true;
+                true
+            }
             "random-range-ratio" => parse_into(&first, &mut f.random_range_ratio),
             "request-rate" => match first.parse::<f64>() {
                 Ok(r) if r > 0.0 => {
