@@ -321,3 +321,41 @@ fn bench_commands_with_the_new_dataset_flags_replay() {
     assert!(v.disable_shuffle && v.no_oversample);
     assert_eq!(b.flags.num_prompts, Some(50));
 }
+
+#[test]
+fn oversampled_repeats_share_their_prompt_with_the_original() {
+    // The vector's CLI 0.33.0 case: 880 pairs pass with --sharegpt-output-len 2040 and 120
+    // are drawn again by random.choice. A repeat is the same prompt text, so it and its
+    // original form one prefix group over the whole prompt (a prefix cache serves it).
+    let doc = vectors();
+    let case = &doc["sharegpt"][3];
+    assert_eq!(case["version"], "0.33.0");
+    let sc = scenario("0.33.0", |c| {
+        c.dataset_name = Some("sharegpt".into());
+        c.num_prompts = Some(1000);
+        c.seed = Some(42);
+        c.sharegpt_output_len = Some(2040);
+    });
+    let w = servesim::client::vllm::workload(&sc.client, &sc.model).unwrap();
+    let prompts: Vec<u64> = w.rows.iter().map(|r| r.prompt_len).collect();
+    assert_eq!(prompts, u64s(&case["prompt_lens"]));
+    for r in &w.rows[880..] {
+        let g = r.prefix_group.expect("a repeat has a group") as usize;
+        assert!(g < 880);
+        assert_eq!(w.rows[g].prefix_group, r.prefix_group);
+        assert_eq!(
+            (r.prefix_len, w.rows[g].prompt_len),
+            (r.prompt_len, r.prompt_len)
+        );
+    }
+    // Rows never drawn again have no group.
+    let grouped = w.rows[..880]
+        .iter()
+        .filter(|r| r.prefix_group.is_some())
+        .count();
+    assert!(grouped > 0 && grouped <= 120, "{grouped}");
+    assert!(w
+        .notes
+        .iter()
+        .any(|n| n.contains("only 880 pairs") && n.contains("120 repeats")));
+}

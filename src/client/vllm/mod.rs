@@ -211,11 +211,24 @@ fn sharegpt_rows(
             sharegpt::oversample_of(flavour)
         },
     };
-    let rows = sel.select(&pairs);
+    let rows = sel.select_with_sources(&pairs);
     notes.extend(notes::short_sharegpt(&sel, &pairs, rows.len()));
+    // An oversampled repeat sends the same prompt text again: it and its original form a
+    // prefix group over the whole prompt, so a prefix cache can serve the repeat.
+    let mut copies = vec![0u32; rows.len()];
+    for &(_, _, src) in &rows {
+        copies[src] += 1;
+    }
     Ok(rows
         .into_iter()
-        .map(|(p, o)| DatasetRow::lengths(p, o))
+        .map(|(p, o, src)| {
+            let mut row = DatasetRow::lengths(p, o);
+            if copies[src] > 1 {
+                row.prefix_group = Some(src as u64);
+                row.prefix_len = p;
+            }
+            row
+        })
         .collect())
 }
 

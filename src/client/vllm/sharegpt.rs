@@ -80,18 +80,30 @@ impl VllmShareGpt {
 
     /// The selected (prompt, output) lengths, in send order, from `pairs` in file order.
     pub fn select(&self, pairs: &[(u32, u32)]) -> Vec<(u64, u64)> {
+        self.select_with_sources(pairs)
+            .into_iter()
+            .map(|(p, o, _)| (p, o))
+            .collect()
+    }
+
+    /// [`Self::select`], each row with the index of the filtered row it copies (its own
+    /// index, or for an oversampled repeat the row drawn): a repeat is the same prompt text,
+    /// which a prefix cache serves.
+    pub fn select_with_sources(&self, pairs: &[(u32, u32)]) -> Vec<(u64, u64, usize)> {
         let mut order: Vec<u32> = (0..pairs.len() as u32).collect();
         if self.shuffle {
             PyRandom::new(self.seed).shuffle(&mut order);
         }
         let want = usize::try_from(self.num_prompts).unwrap_or(usize::MAX);
-        let mut rows: Vec<(u64, u64)> = order
+        let mut rows: Vec<(u64, u64, usize)> = order
             .iter()
             .filter_map(|&i| {
                 let (p, o) = pairs[i as usize];
                 self.accept(u64::from(p), u64::from(o))
             })
             .take(want)
+            .enumerate()
+            .map(|(k, (p, o))| (p, o, k))
             .collect();
         let missing = want - rows.len();
         if missing == 0 || rows.is_empty() {
