@@ -410,6 +410,20 @@ fn a_run_takes_each_ops_tables_from_the_nearest_sglang_version_and_explain_names
         g14.detail
     );
     assert!(item(k.as_ref()).time_ns < g14.time_ns);
+    // A user directory with a version per subdirectory (the bundled layout) is chosen from
+    // by the same rule.
+    let versioned = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: Some("hardware-profiles/kernels".into()),
+    };
+    let kv = build(&h, &m, &server, &versioned).unwrap();
+    let b = kv.explain(&decode(&server, 16, 1000));
+    let has = |name: &str, v: &str| {
+        b.items
+            .iter()
+            .any(|i| i.component.name() == name && i.detail.contains(v))
+    };
+    assert!(has("gemm", "tables SGLang 0.5.6.post2") && has("moe", "tables SGLang 0.5.10"));
 }
 
 #[test]
