@@ -50,15 +50,19 @@ pub fn span_note(run: Version, used: &[Version], available: &[Version]) -> Optio
     let mut used = used.to_vec();
     used.sort();
     used.dedup();
-    let names: Vec<String> = used.iter().map(|v| v.to_string()).collect();
+    let mut names: Vec<String> = used.iter().map(|v| v.to_string()).collect();
+    let last = names.pop()?;
+    let names = match names.is_empty() {
+        true => last,
+        false => format!("{} and {last}", names.join(", ")),
+    };
     let side = if release(run) < release(lo) {
         "older"
     } else {
         "newer"
     };
     Some(format!(
-        "priced with SGLang {} tables; run is {run} ({side} than every measured kernel table of this GPU, {lo} to {hi})",
-        names.join(" and ")
+        "priced with SGLang {names} tables; run is {run} ({side} than every measured kernel table of this GPU, {lo} to {hi})"
     ))
 }
 
@@ -118,6 +122,15 @@ mod tests {
             note,
             "priced with SGLang 0.5.9 and 0.5.14 tables; run is 0.4.7 (older than every measured kernel table of this GPU, 0.5.9 to 0.5.14)"
         );
+        assert!(span_note(
+            v("0.5.6.post2"),
+            &[v("0.5.14"), v("0.5.10"), v("0.5.9")],
+            &b200
+        )
+        .unwrap()
+        .starts_with(
+            "priced with SGLang 0.5.9, 0.5.10 and 0.5.14 tables; run is 0.5.6.post2 (older"
+        ));
         assert!(span_note(v("0.5.10"), &[v("0.5.10")], &b200).is_none());
         assert!(span_note(v("0.6.0"), &[v("0.5.14")], &b200)
             .unwrap()
