@@ -3,8 +3,9 @@
 
 Source: PyPI `aiconfigurator-core==0.12.0` (Apache-2.0), directory
 `aiconfigurator_core/systems/data/<system>/<op>/sglang/<version>/*.parquet` (latencies in ms per
-call). Output: `<out>/<system>/<op>.txt`, one small text table per op family, read by
-`src/cost/kernels/table.rs`:
+call). Output: `<out>/<system>/<sglang version>/<op>.txt`, one small text table per op family and
+SGLang version, read by `src/cost/kernels/table.rs` (servesim picks the version per run and op:
+`src/cost/kernels/versions.rs`):
 
     #! servesim-kernels 1
     #! op gemm
@@ -21,14 +22,23 @@ Each data line is the key values, then the latency in microseconds (4 significan
 grid point of the axis, `-` where the source has no row. Rows are sorted, so the output is
 byte-identical for the same input.
 
+Every SGLang version directory of a system that holds an op servesim reads is converted (the
+wheel holds several per system: h100_sxm 0.5.6.post2 GEMM, 0.5.10 fused MoE, 0.5.9/0.5.10/0.5.14
+custom all-reduce, 0.5.14 everything; 0.5.12 and 0.5.16 hold only DeepEP / KDA / MSA / MegaMoE
+module tables servesim does not read, so nothing is written for them). Custom all-reduce rows
+without a `backend` column (0.5.6.post2: TensorRT-LLM's all-reduce kernel, `implementation
+trtllm`, not SGLang's) are skipped. NCCL is not an SGLang kernel: it is written once per system,
+into the directory of AIConfigurator's own version slot (`SYSTEMS`).
+
 Usage (reproducible bundled tables; needs pyarrow, e.g. in a venv outside the repo):
     pip download --no-deps aiconfigurator-core==0.12.0 -d /tmp/aic
     python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
-        --out hardware-profiles/kernels
+        --out hardware-profiles/kernels --vectors tests/data/kernel_vectors.txt
 Your own AIConfigurator data directory (same layout as the wheel's `systems/data`):
     python3 scripts/import_aiconfigurator.py --data-dir THEIR/systems/data --out DIR \
         [--systems h100_sxm] [--sglang-version 0.5.14]
-then `servesim run --kernel-db DIR ...`.
+then `servesim run --kernel-db DIR ...` (DIR/<system>/<version>/<op>.txt, or one version's
+DIR/<system>/<op>.txt or DIR/<op>.txt).
 
 vLLM's kernels (`--framework vllm`: `systems/data/<system>/<op>/vllm/<version>/`, AIConfigurator's
 vLLM slots 0.24.0, 0.14.0 on a100_sxm) go to `<out>/<system>_vllm/` with a `#! vllm <version>`
@@ -51,7 +61,7 @@ import pyarrow.parquet as pq
 WHEEL_VERSION = "0.12.0"
 WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4"
 # The SGLang version slot AIConfigurator 0.12.0 queries per system (systems/query_versions.yaml:
-# default sglang current 0.5.14, override a100_sxm 0.5.10).
+# default sglang current 0.5.14, override a100_sxm 0.5.10): where the NCCL table goes.
 SYSTEMS = {"a100_sxm": "0.5.10", "h100_sxm": "0.5.14", "h200_sxm": "0.5.14", "b200_sxm": "0.5.14"}
 # The vLLM version slot per system (systems/query_versions.yaml: default vllm 0.24.0, override
 # a100_sxm 0.14.0).
@@ -62,17 +72,20 @@ GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}
 MOE_DTYPES = {"bfloat16": "bf16", "fp8_block": "fp8_block", "w4a16_mxfp4": "mxfp4"}
 KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
 VALUE_FMT = "{:.4g}"
-# Reference points written to the test vectors: (system, op, key, axis value).
+# Reference points written to the test vectors: (system, SGLang version, op, key, axis value).
 VECTORS = [
-    ("h100_sxm", "gemm", ("bf16", 4096, 4096), 64),
-    ("h100_sxm", "gemm", ("fp8_block", 7168, 2048), 128),
-    ("a100_sxm", "gemm", ("bf16", 8192, 8192), 1024),
-    ("h200_sxm", "generation_attention", ("fa3", "bf16", 8, 1, 128, 0, 32), 1024),
-    ("h100_sxm", "context_attention", ("fa3", "bf16", 32, 8, 128, 0, 1), 4096),
-    ("h200_sxm", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
-    ("h100_sxm", "custom_allreduce", (8, "graph"), 1048576),
-    ("b200_sxm", "nccl_allreduce", (8,), 33554432),
-    ("h100_sxm", "generation_mla", ("bf16", 16, 4, 64), 4096),
+    ("h100_sxm", "0.5.14", "gemm", ("bf16", 4096, 4096), 64),
+    ("h100_sxm", "0.5.14", "gemm", ("fp8_block", 7168, 2048), 128),
+    ("a100_sxm", "0.5.10", "gemm", ("bf16", 8192, 8192), 1024),
+    ("h200_sxm", "0.5.14", "generation_attention", ("fa3", "bf16", 8, 1, 128, 0, 32), 1024),
+    ("h100_sxm", "0.5.14", "context_attention", ("fa3", "bf16", 32, 8, 128, 0, 1), 4096),
+    ("h200_sxm", "0.5.14", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
+    ("h100_sxm", "0.5.14", "custom_allreduce", (8, "graph"), 1048576),
+    ("b200_sxm", "0.5.14", "nccl_allreduce", (8,), 33554432),
+    ("h100_sxm", "0.5.14", "generation_mla", ("bf16", 16, 4, 64), 4096),
+    ("h100_sxm", "0.5.6.post2", "gemm", ("bf16", 4096, 4096), 64),
+    ("h200_sxm", "0.5.10", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
+    ("b200_sxm", "0.5.9", "custom_allreduce", (8, "eager"), 1048576),
 ]
 
 
@@ -104,6 +117,14 @@ class Source:
         return pq.read_table(self.path(rel)).to_pylist()
 
 
+def version_key(v):
+    """Orders SGLang versions as servesim does: 0.5.6 < 0.5.6.post2 < 0.5.9 < 0.5.10."""
+    parts = v.split(".")
+    nums = [int(p) if p.isdigit() else 0 for p in parts[:3]]
+    post = parts[3][4:] if len(parts) > 3 and parts[3].startswith("post") else None
+    return nums + [2 + int(post) if post is not None else 1]
+
+
 def us(ms):
     return VALUE_FMT.format(ms * 1000.0)
 
@@ -116,8 +137,10 @@ def lane(framework, name):
     return name
 
 
-def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, framework="sglang"):
-    """rows: iterable of (key tuple, axis value, latency ms). Duplicates are averaged."""
+def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, framework="sglang", dir_version=None):
+    """rows: iterable of (key tuple, axis value, latency ms). Duplicates are averaged. SGLang
+    tables go to `<out>/<system>/<dir_version>/`, vLLM's to `<out>/<system>_vllm/`."""
+    dir_version = dir_version or version
     acc = collections.defaultdict(list)
     for key, x, ms in rows:
         acc[(key, x)].append(ms)
@@ -128,6 +151,7 @@ def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, frame
     for (key, x), v in acc.items():
         by_key[key][x] = sum(v) / len(v)
     folder = system if framework == "sglang" else f"{system}_{framework}"
+    subdir = os.path.join(folder, dir_version) if framework == "sglang" else folder
     lines = [
         "#! servesim-kernels 1",
         f"#! op {op}",
@@ -142,19 +166,20 @@ def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, frame
     for key in sorted(by_key, key=lambda k: tuple((0, v) if isinstance(v, int) else (1, v) for v in k)):
         vals = by_key[key]
         lines.append(" ".join(str(k) for k in key) + " " + " ".join(us(vals[x]) if x in vals else "-" for x in grid))
-    os.makedirs(os.path.join(out, folder), exist_ok=True)
-    path = os.path.join(out, folder, op + ".txt")
+    os.makedirs(os.path.join(out, subdir), exist_ok=True)
+    path = os.path.join(out, subdir, op + ".txt")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path, by_key
 
 
-def convert(src, out, system, version, fw="sglang"):
+def convert(src, out, system, version, fw="sglang", nccl=True):
+    """The tables of one (system, version) servesim reads; NCCL only when `nccl`."""
     v = version
     tables = {}
 
     def write_table(*args):
-        return write_table_fw(*args, framework=fw)
+        return write_table_fw(*args, framework=fw, dir_version=v)
 
     rel = f"{system}/gemm/{fw}/{v}/gemm_perf.parquet"
     if src.exists(rel):
@@ -199,12 +224,13 @@ def convert(src, out, system, version, fw="sglang"):
                                     ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"], "tokens", rows)
     rel = f"{system}/comm/{fw}/{v}/custom_allreduce_perf.parquet"
     if src.exists(rel):
+        # Rows without a backend (0.5.6.post2) measure TensorRT-LLM's all-reduce, not SGLang's.
         rows = [((r["num_gpus"], lane(fw, r["backend"])), r["message_size"], r["latency"])
-                for r in src.rows(rel) if r["allreduce_dtype"] == "bfloat16"]
+                for r in src.rows(rel) if r["allreduce_dtype"] == "bfloat16" and r.get("backend")]
         tables["custom_allreduce"] = write_table(out, system, v, "custom_allreduce", rel, ["gpus", "lane"],
                                                  "elements", rows)
     # NCCL: the newest version directory holding all_reduce rows.
-    for nv in sorted(src.listdir(f"{system}/comm/nccl"), key=lambda s: [int(p) for p in s.split(".") if p.isdigit()],
+    for nv in [] if not nccl else sorted(src.listdir(f"{system}/comm/nccl"), key=lambda s: [int(p) for p in s.split(".") if p.isdigit()],
                      reverse=True):
         rel = f"{system}/comm/nccl/{nv}/nccl_perf.parquet"
         if not src.exists(rel):
@@ -239,17 +265,25 @@ def main():
     vectors = []
     for system in a.systems.split(","):
         slots = SYSTEMS if a.framework == "sglang" else VLLM_SYSTEMS
-        version = a.sglang_version or slots.get(system, "0.5.14" if a.framework == "sglang" else "0.24.0")
-        tables = convert(src, a.out, system, version, a.framework)
-        if not tables:
-            print(f"{system}: no {a.framework} {version} tables found", file=sys.stderr)
-        for op, (path, _) in sorted(tables.items()):
-            print(f"{path}: {os.path.getsize(path)} bytes")
-        for vs, vop, key, x in VECTORS if a.framework == "sglang" else []:
-            if vs == system and vop in tables:
-                val = tables[vop][1].get(key, {}).get(x)
-                if val is not None:
-                    vectors.append(f"{vs} {vop} {' '.join(str(k) for k in key)} @ {x} = {val!r} ms")
+        slot = slots.get(system, "0.5.14" if a.framework == "sglang" else "0.24.0")
+        if a.sglang_version or a.framework != "sglang":
+            versions = [a.sglang_version or slot]
+        else:
+            # Every SGLang version directory of the system (any op), oldest first.
+            dirs = {v for op in src.listdir(system) for v in src.listdir(f"{system}/{op}/sglang")}
+            versions = sorted(dirs, key=version_key)
+        for version in versions:
+            tables = convert(src, a.out, system, version, a.framework,
+                             nccl=version == (a.sglang_version or slot))
+            if not tables:
+                print(f"{system}: no {a.framework} {version} tables servesim reads", file=sys.stderr)
+            for op, (path, _) in sorted(tables.items()):
+                print(f"{path}: {os.path.getsize(path)} bytes")
+            for vs, vv, vop, key, x in VECTORS if a.framework == "sglang" else []:
+                if (vs, vv) == (system, version) and vop in tables:
+                    val = tables[vop][1].get(key, {}).get(x)
+                    if val is not None:
+                        vectors.append(f"{vs}/{vv} {vop} {' '.join(str(k) for k in key)} @ {x} = {val!r} ms")
     if a.vectors:
         os.makedirs(os.path.dirname(a.vectors) or ".", exist_ok=True)
         with open(a.vectors, "w") as f:

@@ -18,7 +18,8 @@
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
 //! - the decode (or any) step priced: `cost::kernels` (the default where the profile names
-//!   `kernel_tables`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
+//!   `kernel_tables`; each op's tables of the SGLang version nearest the run's,
+//!   `cost::kernels::versions`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
 //!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;

@@ -18,16 +18,19 @@ fn bundled_tables_hold_the_parquet_values() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
     {
-        // "<system> <op> <key...> @ <axis> = <ms> ms"
+        // "<system>/<SGLang version> <op> <key...> @ <axis> = <ms> ms"
         let (lhs, rhs) = line.split_once(" @ ").unwrap();
         let mut f = lhs.split_whitespace();
-        let (system, op) = (f.next().unwrap(), f.next().unwrap());
+        let (path, op) = (f.next().unwrap(), f.next().unwrap());
+        let (system, version) = path.split_once('/').unwrap();
         let key: Vec<&str> = f.collect();
         let (x, ms) = rhs.split_once(" = ").unwrap();
         let x: f64 = x.parse().unwrap();
         let ms: f64 = ms.trim_end_matches(" ms").parse().unwrap();
-        let db = KernelDb::bundled(system).unwrap();
+        // A run at exactly the table's version prefers that version's table.
+        let db = KernelDb::bundled(system, version.parse().unwrap()).unwrap();
         let t = db.table(op).unwrap();
+        assert!(t.sglang.starts_with(version), "{line}: {}", t.sglang);
         let rows = t.rows();
         let row = rows.iter().find(|r| r.key == key).expect("row present");
         let j = t.grid.iter().position(|&g| g == x).expect("grid point");
@@ -39,7 +42,7 @@ fn bundled_tables_hold_the_parquet_values() {
         );
         checked += 1;
     }
-    assert!(checked >= 8, "{checked} vectors");
+    assert!(checked >= 12, "{checked} vectors");
 }
 
 /// (kernels backend, roofline backend, resolved server) of one deployment.
@@ -81,19 +84,41 @@ fn prefill(tokens: u64, prefix: u64) -> BatchShape {
 
 #[test]
 fn every_bundled_table_is_well_formed() {
-    for system in servesim::cost::kernels::db::bundled_systems() {
-        for op in servesim::cost::kernels::db::OPS {
-            let path = format!("hardware-profiles/kernels/{system}/{op}.txt");
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let t =
-                servesim::cost::kernels::table::Table::parse(&text, std::path::Path::new(&path))
-                    .unwrap();
-            assert_eq!((t.system.as_str(), t.op.as_str()), (system, *op));
-            assert!(!t.rows().is_empty());
+    use servesim::cost::kernels::db::{bundled_systems, bundled_versions, OPS};
+    let mut checked = 0;
+    for system in bundled_systems() {
+        let versions = bundled_versions(system);
+        let dirs: Vec<String> = if versions.is_empty() {
+            vec![system.to_string()]
+        } else {
+            versions
+                .iter()
+                .map(|(v, _)| format!("{system}/{v}"))
+                .collect()
+        };
+        for dir in dirs {
+            for op in OPS {
+                let path = format!("hardware-profiles/kernels/{dir}/{op}.txt");
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let t = servesim::cost::kernels::table::Table::parse(
+                    &text,
+                    std::path::Path::new(&path),
+                )
+                .unwrap();
+                assert_eq!((t.system.as_str(), t.op.as_str()), (system, *op));
+                // The header names the version directory it sits in.
+                if let Some((_, v)) = dir.split_once('/') {
+                    assert!(t.sglang.starts_with(v), "{path}: sglang {}", t.sglang);
+                }
+                assert!(!t.rows().is_empty());
+                checked += 1;
+            }
         }
     }
+    // 8 systems' tables: 4 × SGLang's latest (6 + 3 × 8) + the other versions' 10 + vLLM's 24.
+    assert_eq!(checked, 30 + 10 + 24);
 }
 
 #[test]
@@ -314,4 +339,128 @@ fn the_envelope_caps_a_part_at_the_weaker_gpus_price_and_explain_says_so() {
     // The whole step follows: never dearer than A100's.
     let s = decode(&h_server, 1, 64);
     assert!(h100.step_time(&s).total_ns <= a100.step_time(&decode(&a_server, 1, 64)).total_ns);
+}
+
+/// The kernels backend of `model` on `hw` at TP `tp` for a run at SGLang `version`.
+fn at_version(hw: &str, model: &str, tp: u64, version: &str) -> (Box<dyn StepCost>, ServerConfig) {
+    let h = load_hardware(hw).unwrap();
+    let m = load_model(model).unwrap();
+    let flags = ServerFlags {
+        tp: Some(tp),
+        sglang_version: Some(version.parse().unwrap()),
+        ..Default::default()
+    };
+    let server = ServerConfig::resolve(&flags, &h, &m).unwrap();
+    let choice = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: None,
+    };
+    (build(&h, &m, &server, &choice).unwrap(), server)
+}
+
+#[test]
+fn a_run_takes_each_ops_tables_from_the_nearest_sglang_version_and_explain_names_them() {
+    // H100 holds GEMM tables of SGLang 0.5.6.post2 and 0.5.14, fused MoE of 0.5.10 and 0.5.14,
+    // attention of 0.5.14 only. A run at 0.5.6 has no table version at or before it: each op
+    // takes the oldest newer one that has it (GEMM 0.5.6.post2, MoE 0.5.10, attention 0.5.14).
+    let (k, server) = at_version("h100-sxm5-80gb", "qwen3-30b-a3b", 1, "0.5.6");
+    let b = k.explain(&decode(&server, 16, 1000));
+    let detail = |name: &str| {
+        b.items
+            .iter()
+            .find(|i| i.component.name() == name)
+            .unwrap()
+            .detail
+            .clone()
+    };
+    let gemm = detail("gemm");
+    assert!(gemm.contains("tables SGLang 0.5.6.post2"), "{gemm}");
+    assert!(!gemm.contains("0.5.14"), "{gemm}");
+    assert!(
+        detail("moe").contains("tables SGLang 0.5.10"),
+        "{}",
+        detail("moe")
+    );
+    assert!(
+        detail("attention").contains("tables SGLang 0.5.14"),
+        "{}",
+        detail("attention")
+    );
+    // The same deployment from a one-version directory (`--kernel-db` of the 0.5.14 tables)
+    // prices the GEMMs differently: the version choice reaches the step time (0.5.6.post2's
+    // bf16 4096×4096 GEMM at m=64 is 8.97 µs, 0.5.14's 17.3 µs: tests/data/kernel_vectors.txt).
+    let h = load_hardware("h100-sxm5-80gb").unwrap();
+    let m = load_model("qwen3-30b-a3b").unwrap();
+    let only_new = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: Some("hardware-profiles/kernels/h100_sxm/0.5.14".into()),
+    };
+    let k14 = build(&h, &m, &server, &only_new).unwrap();
+    let item = |c: &dyn StepCost| {
+        c.explain(&decode(&server, 16, 1000))
+            .items
+            .into_iter()
+            .find(|i| i.component.name() == "gemm")
+            .unwrap()
+    };
+    let g14 = item(k14.as_ref());
+    assert!(
+        g14.detail.contains("tables SGLang 0.5.14"),
+        "{}",
+        g14.detail
+    );
+    assert!(item(k.as_ref()).time_ns < g14.time_ns);
+    // A user directory with a version per subdirectory (the bundled layout) is chosen from
+    // by the same rule.
+    let versioned = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: Some("hardware-profiles/kernels".into()),
+    };
+    let kv = build(&h, &m, &server, &versioned).unwrap();
+    let b = kv.explain(&decode(&server, 16, 1000));
+    let has = |name: &str, v: &str| {
+        b.items
+            .iter()
+            .any(|i| i.component.name() == name && i.detail.contains(v))
+    };
+    assert!(has("gemm", "tables SGLang 0.5.6.post2") && has("moe", "tables SGLang 0.5.10"));
+}
+
+#[test]
+fn a_run_outside_the_table_versions_gets_one_note() {
+    let args = |hw: &'static str, version: &'static str| {
+        [
+            "run",
+            "--hardware",
+            hw,
+            "--model",
+            "qwen2.5-0.5b",
+            "--sglang-version",
+            version,
+            "--dataset-name",
+            "random",
+            "--num-prompts",
+            "4",
+            "--random-input-len",
+            "64",
+            "--random-output-len",
+            "4",
+        ]
+    };
+    // B200's tables were measured under SGLang 0.5.9 (custom all-reduce), 0.5.10 and 0.5.14.
+    let (code, _, err) = common::servesim(&args("b200-sxm-180gb", "0.4.7"));
+    assert_eq!(code, 0, "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("priced with")).collect();
+    assert_eq!(
+        notes,
+        ["note: priced with SGLang 0.5.9 and 0.5.14 tables; run is 0.4.7 (older than every measured kernel table of this GPU, 0.5.9 to 0.5.14)"]
+    );
+    // H100 at 0.5.6: 0.5.6.post2's release, inside its span; the roofline never notes it.
+    let (code, _, err) = common::servesim(&args("h100-sxm5-80gb", "0.5.6"));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("priced with"), "{err}");
+    let mut roof = args("b200-sxm-180gb", "0.4.7").to_vec();
+    roof.extend(["--cost-model", "roofline"]);
+    let (_, _, err) = common::servesim(&roof);
+    assert!(!err.contains("priced with"), "{err}");
 }

@@ -125,6 +125,7 @@ fn build_one(
                 (Some(dir), _) => std::sync::Arc::new(KernelDb::from_dir(
                     dir,
                     system.unwrap_or_default(),
+                    server.version,
                 )?),
                 (None, Some(sys)) => bundled_tables(sys, server)?,
                 (None, None) => {
@@ -151,12 +152,33 @@ fn build_one(
 }
 
 /// The bundled tables of `system` for `server`: vLLM's kernels for a vLLM server where they
-/// are bundled, else SGLang's.
+/// are bundled, else SGLang's, each op's versions in the order `server.version` prefers them
+/// ([`super::kernels::versions`]).
 fn bundled_tables(system: &str, server: &ServerConfig) -> Result<std::sync::Arc<KernelDb>> {
     match format!("{system}_vllm") {
         v if server.vllm.is_some() && bundled_systems().contains(&v.as_str()) => {
-            KernelDb::bundled(&v)
+            KernelDb::bundled(&v, server.version)
         }
-        _ => KernelDb::bundled(system),
+        _ => KernelDb::bundled(system, server.version),
     }
+}
+
+/// The run's one-line note when the kernel backend prices it with tables of SGLang versions
+/// that all lie before or after the run's ("priced with SGLang X tables; run is Y"); `None`
+/// for the roofline, for a run inside the tables' span, or when the tables cannot be read
+/// (the backend's own build reports that).
+pub fn table_version_note(
+    hw: &HardwareProfile,
+    server: &ServerConfig,
+    choice: &CostChoice,
+) -> Option<String> {
+    if choice.resolve(hw) != CostModel::Kernels {
+        return None;
+    }
+    let system = hw.kernel_tables.as_deref().unwrap_or_default();
+    let db = match &choice.kernel_db {
+        Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
+        None => bundled_tables(system, server).ok()?,
+    };
+    db.span_note().map(String::from)
 }

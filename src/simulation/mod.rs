@@ -257,6 +257,11 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let mut notes = notes;
     notes.extend(plan.notes);
     notes.extend(sc.server.notes.iter().cloned());
+    notes.extend(crate::cost::select::table_version_note(
+        &sc.hardware,
+        &sc.server,
+        &sc.cost,
+    ));
     notes.extend(client_bound_note(
         sc.client_send_ns(),
         input.requests.len() as u64,

@@ -79,6 +79,9 @@ pub fn isotonic(ys: &mut [f64]) {
 pub struct Curve {
     ln_x: Vec<f64>,
     ln_y: Vec<f64>,
+    /// The engine version whose table this curve was read from ("SGLang 0.5.14"), for
+    /// `--explain` ([`super::versions`]).
+    pub table_version: Option<std::sync::Arc<str>>,
 }
 
 impl Curve {
@@ -100,6 +103,7 @@ impl Curve {
         Some(Curve {
             ln_x: pts.iter().map(|p| p.0.ln()).collect(),
             ln_y: ys.iter().map(|y| y.ln()).collect(),
+            table_version: None,
         })
     }
 
@@ -126,6 +130,8 @@ pub struct Surface {
     ln_y: Vec<f64>,
     /// ln time at (x_i, y_j), row-major by x.
     ln_v: Vec<Vec<f64>>,
+    /// As [`Curve::table_version`].
+    pub table_version: Option<std::sync::Arc<str>>,
 }
 
 impl Surface {
@@ -164,6 +170,7 @@ impl Surface {
                 .into_iter()
                 .map(|r| r.into_iter().map(f64::ln).collect())
                 .collect(),
+            table_version: None,
         })
     }
 

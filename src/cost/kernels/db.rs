@@ -1,40 +1,53 @@
-//! A system's kernel tables, bundled in the binary (`hardware-profiles/kernels/<system>/`,
-//! converted from NVIDIA AIConfigurator's measured SGLang kernels, and vLLM's in
-//! `<system>_vllm/`; see NOTICE) or read from a
-//! `--kernel-db DIR` in the same format, and the per-shape curves built from them at resolve.
+//! A system's kernel tables, bundled in the binary (`hardware-profiles/kernels/<system>/<SGLang
+//! version>/`, converted from NVIDIA AIConfigurator's measured SGLang kernels, and vLLM's in
+//! `<system>_vllm/`; see NOTICE) or read from a `--kernel-db DIR` in the same format, and the
+//! per-shape curves built from them at resolve. With several SGLang versions, each op holds its
+//! tables in the order the run's version prefers them ([`super::versions`]); a lookup takes the
+//! first version that has the shape, and tags its curve with that version for `--explain`.
 use super::curve::{locate, Curve, Surface};
 use super::table::Table;
+use super::versions;
 use crate::error::{Error, Result};
+use crate::spec::version::Version;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 macro_rules! bundled {
-    ($($sys:literal => [$($op:literal),*]),* $(,)?) => {
-        &[$($(($sys, $op, include_str!(concat!(
-            "../../../hardware-profiles/kernels/", $sys, "/", $op, ".txt"))),)*)*]
+    ($($sys:literal / $ver:literal => [$($op:literal),*]),* $(,)?) => {
+        &[$($(($sys, $ver, $op, include_str!(concat!(
+            "../../../hardware-profiles/kernels/", $sys, "/", $ver, $op, ".txt"))),)*)*]
     };
 }
 
-/// (system, op, text) of every bundled table.
-const BUNDLED: &[(&str, &str, &str)] = bundled! {
-    "a100_sxm" => ["gemm", "context_attention", "generation_attention", "moe",
-                   "custom_allreduce", "nccl_allreduce"],
-    "h100_sxm" => ["gemm", "context_attention", "generation_attention", "context_mla",
-                   "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
-    "h200_sxm" => ["gemm", "context_attention", "generation_attention", "context_mla",
-                   "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
-    "b200_sxm" => ["gemm", "context_attention", "generation_attention", "context_mla",
-                   "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
-    // vLLM's kernels (no MLA tables: AIConfigurator has only module-level vLLM MLA rows).
-    "a100_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
-                        "custom_allreduce", "nccl_allreduce"],
-    "h100_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
-                        "custom_allreduce", "nccl_allreduce"],
-    "h200_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
-                        "custom_allreduce", "nccl_allreduce"],
-    "b200_sxm_vllm" => ["gemm", "context_attention", "generation_attention", "moe",
-                        "custom_allreduce", "nccl_allreduce"],
+/// (system, `<SGLang version>/` or "" for vLLM's one version, op, text) of every bundled table.
+const BUNDLED: &[(&str, &str, &str, &str)] = bundled! {
+    "a100_sxm" / "0.5.9/" => ["custom_allreduce"],
+    "a100_sxm" / "0.5.10/" => ["gemm", "context_attention", "generation_attention", "moe",
+                               "custom_allreduce", "nccl_allreduce"],
+    "h100_sxm" / "0.5.6.post2/" => ["gemm"],
+    "h100_sxm" / "0.5.9/" => ["custom_allreduce"],
+    "h100_sxm" / "0.5.10/" => ["moe", "custom_allreduce"],
+    "h100_sxm" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                               "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "h200_sxm" / "0.5.9/" => ["custom_allreduce"],
+    "h200_sxm" / "0.5.10/" => ["moe", "custom_allreduce"],
+    "h200_sxm" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                               "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "b200_sxm" / "0.5.9/" => ["custom_allreduce"],
+    "b200_sxm" / "0.5.10/" => ["custom_allreduce"],
+    "b200_sxm" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                               "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    // vLLM's kernels, one version each (no MLA tables: AIConfigurator has only module-level
+    // vLLM MLA rows).
+    "a100_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                             "custom_allreduce", "nccl_allreduce"],
+    "h100_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                             "custom_allreduce", "nccl_allreduce"],
+    "h200_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                             "custom_allreduce", "nccl_allreduce"],
+    "b200_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                             "custom_allreduce", "nccl_allreduce"],
 };
 
 /// The op files a kernel database may hold.
@@ -49,14 +62,17 @@ pub const OPS: &[&str] = &[
     "nccl_allreduce",
 ];
 
-/// The kernel tables of one system.
+/// The kernel tables of one system, for one run's SGLang version.
 #[derive(Debug)]
 pub struct KernelDb {
     pub system: String,
     /// Where the tables come from (`bundled` or the directory), for `--explain`.
     pub origin: String,
-    tables: BTreeMap<String, Table>,
-    /// GEMM n and k grid levels per dtype, found once.
+    /// Per op, its tables in the order the run's version prefers them (one without versions).
+    tables: BTreeMap<String, Vec<Table>>,
+    /// "priced with SGLang X tables; run is Y" when the run lies outside the tables' versions.
+    span_note: Option<String>,
+    /// GEMM n and k grid levels per (table, dtype), found once.
     gemm_levels: GemmLevels,
     /// GEMM curves already built, by (dtype, n bits, k bits): a sweep resolves the same
     /// shapes again and again.
@@ -65,7 +81,10 @@ pub struct KernelDb {
 
 /// (dtype, n bits, k bits) → the curve and its off-grid flag.
 type GemmCurves = Mutex<BTreeMap<(String, u64, u64), Option<(Curve, bool)>>>;
-type GemmLevels = Mutex<BTreeMap<String, Option<Arc<(Vec<f64>, Vec<f64>)>>>>;
+type GemmLevels = Mutex<BTreeMap<(usize, String), Option<Arc<(Vec<f64>, Vec<f64>)>>>>;
+
+/// One version's tables by op (`version` `None`: a table set without versions).
+type Layer = (Option<Version>, BTreeMap<String, Table>);
 
 /// Names of the systems with bundled tables.
 pub fn bundled_systems() -> Vec<&'static str> {
@@ -74,43 +93,108 @@ pub fn bundled_systems() -> Vec<&'static str> {
     v
 }
 
+/// The SGLang versions of `system`'s bundled tables, oldest first, each with its ops (empty
+/// for a system without versions, as vLLM's).
+pub fn bundled_versions(system: &str) -> Vec<(Version, Vec<&'static str>)> {
+    let mut out: Vec<(Version, Vec<&str>)> = Vec::new();
+    for (_, ver, op, _) in BUNDLED.iter().filter(|b| b.0 == system) {
+        let Ok(v) = ver.trim_end_matches('/').parse::<Version>() else {
+            continue;
+        };
+        match out.iter_mut().find(|(x, _)| *x == v) {
+            Some((_, ops)) => ops.push(op),
+            None => out.push((v, vec![op])),
+        }
+    }
+    out.sort_by_key(|(v, _)| *v);
+    out
+}
+
 impl KernelDb {
-    /// The bundled tables of `system` (parsed once per process).
-    pub fn bundled(system: &str) -> Result<Arc<KernelDb>> {
-        static CACHE: OnceLock<Mutex<BTreeMap<String, Arc<KernelDb>>>> = OnceLock::new();
+    /// The bundled tables of `system` for a run at SGLang `run` (parsed once per process).
+    pub fn bundled(system: &str, run: Version) -> Result<Arc<KernelDb>> {
+        type Cache = Mutex<BTreeMap<(String, Version), Arc<KernelDb>>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
-        if let Some(db) = cache.lock().map_err(|_| poisoned())?.get(system) {
+        let key = (system.to_string(), run);
+        if let Some(db) = cache.lock().map_err(|_| poisoned())?.get(&key) {
             return Ok(db.clone());
         }
-        let mut tables = BTreeMap::new();
-        for (_, op, text) in BUNDLED.iter().filter(|b| b.0 == system) {
-            let origin = PathBuf::from(format!("hardware-profiles/kernels/{system}/{op}.txt"));
-            tables.insert(op.to_string(), Table::trusted(text, &origin)?);
+        let mut layers: Vec<Layer> = Vec::new();
+        for (_, ver, op, text) in BUNDLED.iter().filter(|b| b.0 == system) {
+            let origin = PathBuf::from(format!("hardware-profiles/kernels/{system}/{ver}{op}.txt"));
+            let version = ver.trim_end_matches('/').parse::<Version>().ok();
+            let table = Table::trusted(text, &origin)?;
+            match layers.iter_mut().find(|l| l.0 == version) {
+                Some(l) => {
+                    l.1.insert(op.to_string(), table);
+                }
+                None => layers.push((version, BTreeMap::from([(op.to_string(), table)]))),
+            }
         }
-        if tables.is_empty() {
+        if layers.is_empty() {
             return Err(Error::Unknown {
                 kind: "kernel table system",
                 name: system.into(),
                 available: bundled_systems().join(", "),
             });
         }
-        let db = Arc::new(KernelDb {
-            system: system.into(),
-            origin: "bundled AIConfigurator 0.12.0 tables".into(),
-            tables,
-            gemm_levels: Mutex::default(),
-            gemm_curves: Mutex::default(),
-        });
+        let db = Arc::new(KernelDb::assemble(
+            system,
+            "bundled AIConfigurator 0.12.0 tables".into(),
+            layers,
+            run,
+        ));
         cache
             .lock()
             .map_err(|_| poisoned())?
-            .insert(system.into(), db.clone());
+            .insert(key, db.clone());
         Ok(db)
     }
 
-    /// Tables converted by `scripts/import_aiconfigurator.py --out DIR`: `DIR/<system>/<op>.txt`,
-    /// or `DIR/<op>.txt` directly.
-    pub fn from_dir(dir: &Path, system: &str) -> Result<KernelDb> {
+    /// The database of `layers`, each op's tables ordered by the versions `run` prefers.
+    fn assemble(system: &str, origin: String, layers: Vec<Layer>, run: Version) -> KernelDb {
+        let versions: Vec<Version> = layers.iter().filter_map(|l| l.0).collect();
+        let order = if versions.len() == layers.len() {
+            versions::preference(run, &versions)
+        } else {
+            (0..layers.len()).collect()
+        };
+        let mut tables: BTreeMap<String, Vec<Table>> = BTreeMap::new();
+        let mut first: BTreeMap<String, Version> = BTreeMap::new();
+        let mut layers: Vec<Option<Layer>> = layers.into_iter().map(Some).collect();
+        for i in order {
+            let Some((version, ops)) = layers[i].take() else {
+                continue;
+            };
+            for (op, t) in ops {
+                if let Some(v) = version {
+                    first.entry(op.clone()).or_insert(v);
+                }
+                tables.entry(op).or_default().push(t);
+            }
+        }
+        let used: Vec<Version> = first.into_values().collect();
+        KernelDb {
+            system: system.into(),
+            origin,
+            tables,
+            span_note: versions::span_note(run, &used, &versions),
+            gemm_levels: Mutex::default(),
+            gemm_curves: Mutex::default(),
+        }
+    }
+
+    /// "priced with SGLang X tables; run is Y" when the run's SGLang release lies outside the
+    /// span of the tables' versions.
+    pub fn span_note(&self) -> Option<&str> {
+        self.span_note.as_deref()
+    }
+
+    /// Tables converted by `scripts/import_aiconfigurator.py --out DIR`, for a run at SGLang
+    /// `run`: `DIR/<system>/<version>/<op>.txt` (several versions, chosen per op as the bundled
+    /// ones), or one version's `DIR/<system>/<op>.txt` or `DIR/<op>.txt`.
+    pub fn from_dir(dir: &Path, system: &str, run: Version) -> Result<KernelDb> {
         if !dir.is_dir() {
             return Err(Error::invalid(
                 "--kernel-db",
@@ -120,37 +204,57 @@ impl KernelDb {
         }
         let sub = dir.join(system);
         let base = if sub.is_dir() { sub } else { dir.to_path_buf() };
-        let mut tables = BTreeMap::new();
-        for op in OPS {
-            let path = base.join(format!("{op}.txt"));
-            if path.exists() {
-                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-                tables.insert(op.to_string(), Table::parse(&text, &path)?);
+        let mut layers: Vec<Layer> = Vec::new();
+        let flat = read_ops(&base)?;
+        if !flat.is_empty() {
+            layers.push((None, flat));
+        } else {
+            let entries = std::fs::read_dir(&base).map_err(|e| Error::io(&base, e))?;
+            let mut names: Vec<String> = entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect();
+            names.sort();
+            for name in names {
+                let Ok(v) = name.parse::<Version>() else {
+                    continue;
+                };
+                let ops = read_ops(&base.join(&name))?;
+                if !ops.is_empty() {
+                    layers.push((Some(v), ops));
+                }
             }
         }
-        if tables.is_empty() {
+        if layers.is_empty() {
             return Err(Error::invalid(
                 "--kernel-db",
                 "kernel_db",
                 format!(
-                    "{} holds no kernel tables for {system} (expected {}/<op>.txt with op one of {}; convert with scripts/import_aiconfigurator.py)",
+                    "{} holds no kernel tables for {system} (expected {}/<op>.txt or {}/<sglang version>/<op>.txt with op one of {}; convert with scripts/import_aiconfigurator.py)",
                     dir.display(),
+                    system,
                     system,
                     OPS.join(", ")
                 ),
             ));
         }
-        Ok(KernelDb {
-            system: system.into(),
-            origin: dir.display().to_string(),
-            tables,
-            gemm_levels: Mutex::default(),
-            gemm_curves: Mutex::default(),
-        })
+        Ok(KernelDb::assemble(
+            system,
+            dir.display().to_string(),
+            layers,
+            run,
+        ))
     }
 
+    /// The first (preferred) table of `op`.
     pub fn table(&self, op: &str) -> Option<&Table> {
-        self.tables.get(op)
+        self.tables(op).first()
+    }
+
+    /// Every table of `op`, the preferred version first.
+    pub fn tables(&self, op: &str) -> &[Table] {
+        self.tables.get(op).map_or(&[], |v| v.as_slice())
     }
 
     /// GEMM time over m rows for one (dtype, n, k), interpolated log-log between the table's
@@ -165,10 +269,15 @@ impl KernelDb {
         c
     }
 
+    /// The first version's GEMM curve that has `dtype` rows.
     fn build_gemm(&self, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
-        let t = self.table("gemm")?;
+        (0..self.tables("gemm").len()).find_map(|i| self.build_gemm_in(i, dtype, n, k))
+    }
+
+    fn build_gemm_in(&self, i: usize, dtype: &str, n: f64, k: f64) -> Option<(Curve, bool)> {
+        let t = &self.tables("gemm")[i];
         let d = dtype.to_string();
-        let levels = self.gemm_levels(t, &d)?;
+        let levels = self.gemm_levels(i, t, &d)?;
         let (ns, ks) = (&levels.0, &levels.1);
         let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
         let (pn, pk) = (locate(&ln(ns), n), locate(&ln(ks), k));
@@ -194,14 +303,14 @@ impl KernelDb {
             let hi = c + pn.t * (e - c);
             points.push((m, (lo + pk.t * (hi - lo)).exp() * pn.scale * pk.scale));
         }
-        Curve::new(&points, true).map(|c| (c, pn.outside || pk.outside))
+        Curve::new(&points, true).map(|c| (tagged(c, t), pn.outside || pk.outside))
     }
 
     /// The n levels of `dtype`'s GEMM rows and the k levels under the first n (the grid).
-    fn gemm_levels(&self, t: &Table, d: &str) -> Option<Arc<(Vec<f64>, Vec<f64>)>> {
+    fn gemm_levels(&self, i: usize, t: &Table, d: &str) -> Option<Arc<(Vec<f64>, Vec<f64>)>> {
         let mut cache = self.gemm_levels.lock().ok()?;
         cache
-            .entry(d.to_string())
+            .entry((i, d.to_string()))
             .or_insert_with(|| {
                 let nums = |v: Vec<String>| -> Vec<f64> {
                     v.iter().filter_map(|x| x.parse().ok()).collect()
@@ -213,40 +322,76 @@ impl KernelDb {
             .clone()
     }
 
-    /// A 1-D table's curve for the exact key `key`.
+    /// A 1-D table's curve for the exact key `key`, from the first version that has it.
     pub fn curve(&self, op: &str, key: &[String]) -> Option<Curve> {
-        let t = self.table(op)?;
-        let row = t.rows_with(key).into_iter().next()?;
-        let pts: Vec<(f64, f64)> = t
-            .grid
-            .iter()
-            .zip(&row.values_ns)
-            .filter_map(|(&x, v)| v.map(|v| (x, v)))
-            .collect();
-        Curve::new(&pts, true)
+        self.tables(op).iter().find_map(|t| {
+            let row = t.rows_with(key).into_iter().next()?;
+            let pts: Vec<(f64, f64)> = t
+                .grid
+                .iter()
+                .zip(&row.values_ns)
+                .filter_map(|(&x, v)| v.map(|v| (x, v)))
+                .collect();
+            Curve::new(&pts, true).map(|c| tagged(c, t))
+        })
     }
 
     /// A surface batch × axis from the rows under key prefix `prefix`, whose next (last) key
-    /// field is the batch size.
+    /// field is the batch size, from the first version that has them.
     pub fn surface(&self, op: &str, prefix: &[String]) -> Option<Surface> {
-        let t = self.table(op)?;
-        let rows = t.rows_with(prefix);
-        let xs: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| r.key.get(prefix.len())?.parse().ok())
-            .collect();
-        if xs.len() != rows.len() {
-            return None;
-        }
-        let vals: Vec<Vec<Option<f64>>> = rows.into_iter().map(|r| r.values_ns).collect();
-        Surface::new(&xs, &t.grid, &vals)
+        self.tables(op).iter().find_map(|t| {
+            let rows = t.rows_with(prefix);
+            let xs: Vec<f64> = rows
+                .iter()
+                .filter_map(|r| r.key.get(prefix.len())?.parse().ok())
+                .collect();
+            if xs.len() != rows.len() {
+                return None;
+            }
+            let vals: Vec<Vec<Option<f64>>> = rows.into_iter().map(|r| r.values_ns).collect();
+            let mut s = Surface::new(&xs, &t.grid, &vals)?;
+            s.table_version = Some(measured_under(t));
+            Some(s)
+        })
     }
 
-    /// The distinct values of the key field after `prefix`.
+    /// The distinct values of the key field after `prefix`, in the first version that has any.
     pub fn next_values(&self, op: &str, prefix: &[String]) -> Vec<String> {
-        self.table(op)
-            .map_or(Vec::new(), |t| t.distinct_next(prefix))
+        self.tables(op)
+            .iter()
+            .map(|t| t.distinct_next(prefix))
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
     }
+}
+
+/// "SGLang 0.5.14" or "vLLM 0.24.0": the engine version table `t` was measured with.
+fn measured_under(t: &Table) -> Arc<str> {
+    let engine = if t.framework == "vllm" {
+        "vLLM"
+    } else {
+        "SGLang"
+    };
+    format!("{engine} {}", t.sglang).into()
+}
+
+/// `c` tagged with the engine version `t` was measured with.
+fn tagged(mut c: Curve, t: &Table) -> Curve {
+    c.table_version = Some(measured_under(t));
+    c
+}
+
+/// The op tables directly in `dir` (`<op>.txt`), checked line by line.
+fn read_ops(dir: &Path) -> Result<BTreeMap<String, Table>> {
+    let mut tables = BTreeMap::new();
+    for op in OPS {
+        let path = dir.join(format!("{op}.txt"));
+        if path.exists() {
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            tables.insert(op.to_string(), Table::parse(&text, &path)?);
+        }
+    }
+    Ok(tables)
 }
 
 fn poisoned() -> Error {

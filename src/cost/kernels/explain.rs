@@ -1,8 +1,30 @@
 //! `--explain` for the kernel backend: the step's components with the tables (or roofline
-//! fallbacks) that priced them and whether a lookup left a table's grid.
+//! fallbacks) that priced them, the engine version each table was measured under
+//! ([`super::versions`]), and whether a lookup left a table's grid.
+use super::curve::Curve;
 use super::{KernelCost, Linear, Parts, X_AR, X_ATTN, X_GEMM, X_HEAD, X_MOE};
 use crate::cost::breakdown::{Component, CostItem, StepBreakdown};
 use crate::cost::BatchShape;
+use std::sync::Arc;
+
+/// "; tables SGLang 0.5.6.post2, SGLang 0.5.14": the versions whose tables priced a part
+/// (distinct, in first-use order), empty when none did.
+fn measured(tags: impl IntoIterator<Item = Option<Arc<str>>>) -> String {
+    let mut seen: Vec<Arc<str>> = Vec::new();
+    for t in tags.into_iter().flatten() {
+        if !seen.contains(&t) {
+            seen.push(t);
+        }
+    }
+    if seen.is_empty() {
+        return String::new();
+    }
+    format!("; tables {}", seen.join(", "))
+}
+
+fn tag(c: Option<&Curve>) -> Option<Arc<str>> {
+    c.and_then(|c| c.table_version.clone())
+}
 
 fn flag(p: &Parts, bit: u8) -> &'static str {
     if p.extrapolated & bit != 0 {
@@ -53,6 +75,25 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt()
         ));
     }
+    let attn_tables = measured(
+        [
+            (s.decode_reqs > 0, &k.decode_attn),
+            (s.prefill_reqs > 0, &k.prefill_attn),
+        ]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, a)| a.surface.as_ref().and_then(|sf| sf.table_version.clone())),
+    );
+    let ar = &k.all_reduce;
+    let ar_tables = if k.tp <= 1 || k.roof.spans_nodes() {
+        String::new()
+    } else if p.nccl {
+        measured([tag(ar.nccl.as_ref())])
+    } else if p.eager {
+        measured([tag(ar.custom_eager.as_ref().or(ar.custom_graph.as_ref()))])
+    } else {
+        measured([tag(ar.custom_graph.as_ref().or(ar.custom_eager.as_ref()))])
+    };
     let ar_detail = if k.tp <= 1 {
         "tp 1: none".to_string()
     } else if k.roof.spans_nodes() {
@@ -82,10 +123,11 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             component: Component::Gemm,
             time_ns: p.gemm,
             detail: format!(
-                "kernels {prov}: gemm table at m={:.0}{}: {}{}{}",
+                "kernels {prov}: gemm table at m={:.0}{}: {}{}{}{}",
                 p.rows,
                 if s.graph_bs.is_some() && s.prefill_reqs == 0 { " (CUDA-graph padded)" } else { "" },
                 gemm_list(&linear, &k.gemm_dtype),
+                measured(linear.iter().map(|o| tag(o.curve.as_ref()))),
                 flag(&p, X_GEMM),
                 k.bound_note(&p, 0)
             ),
@@ -94,7 +136,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             component: Component::Attention,
             time_ns: p.attention,
             detail: format!(
-                "kernels: {}{}{}",
+                "kernels: {}{attn_tables}{}{}",
                 attn.join("; "),
                 flag(&p, X_ATTN),
                 k.bound_note(&p, 1)
@@ -105,9 +147,10 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             time_ns: p.moe,
             detail: if k.moe_layers > 0.0 {
                 format!(
-                    "kernels: {} at {:.0} tokens{}{}",
+                    "kernels: {} at {:.0} tokens{}{}{}",
                     k.experts_note,
                     p.rows,
+                    measured([tag(k.experts.as_ref())]),
                     flag(&p, X_MOE),
                     k.bound_note(&p, 2)
                 )
@@ -118,15 +161,16 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         CostItem {
             component: Component::AllReduce,
             time_ns: p.all_reduce,
-            detail: format!("kernels: {ar_detail}{}", k.bound_note(&p, 3)),
+            detail: format!("kernels: {ar_detail}{ar_tables}{}", k.bound_note(&p, 3)),
         },
         CostItem {
             component: Component::LmHead,
             time_ns: p.lm_head,
             detail: format!(
-                "kernels: {} over {} logit rows{}{}",
+                "kernels: {} over {} logit rows{}{}{}",
                 gemm_list(std::slice::from_ref(&k.lm_head), "bf16"),
                 s.decode_reqs + s.prefill_reqs,
+                measured([tag(k.lm_head.curve.as_ref())]),
                 flag(&p, X_HEAD),
                 k.bound_note(&p, 4)
             ),

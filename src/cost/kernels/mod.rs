@@ -21,6 +21,7 @@ pub mod envelope;
 mod explain;
 pub mod ops;
 pub mod table;
+pub mod versions;
 
 use super::overheads::Overheads;
 use super::roofline::Roofline;
