@@ -7,6 +7,7 @@
 //! ([`VllmServeCommand::sglang_args`]). Flags are matched by their full names (and vLLM's short
 //! aliases `-tp`, `-dp`, `-pp`, `-q`); `--flag=value` is accepted; anything else is listed
 //! as ignored, never an error.
+use crate::spec::server::ServerFlags;
 use crate::spec::vllm_client::{ClientKind, RampUp, VllmClientFlags};
 use crate::spec::workload::ClientFlags;
 use std::collections::BTreeMap;
@@ -298,5 +299,27 @@ impl VllmServeCommand {
             unmapped.push(format!("--max-model-len {l}"));
         }
         (a, unmapped)
+    }
+}
+
+/// The vLLM engine's flags of a `vllm serve` command (`--engine vllm`, `spec::engine`).
+pub fn vllm_server_flags(s: &VllmServeCommand) -> ServerFlags {
+    ServerFlags {
+        engine: Some("vllm".into()),
+        tp: s.tensor_parallel_size,
+        dp: s.data_parallel_size,
+        max_num_seqs: s.max_num_seqs,
+        max_num_batched_tokens: s.max_num_batched_tokens,
+        gpu_memory_utilization: s.gpu_memory_utilization,
+        enable_prefix_caching: s.enable_prefix_caching == Some(true),
+        no_enable_prefix_caching: s.enable_prefix_caching == Some(false),
+        enforce_eager: s.enforce_eager,
+        kv_cache_dtype: s.kv_cache_dtype.clone(),
+        block_size: s.block_size,
+        max_model_len: s.max_model_len,
+        long_prefill_token_threshold: s.long_prefill_token_threshold,
+        async_scheduling: s.async_scheduling,
+        quantization: s.quantization.clone(),
+        ..ServerFlags::default()
     }
 }
