@@ -32,6 +32,10 @@ n=$(grep -c '^  - id:' "$manifest")
     echo '```text'
     "$bin" validate --manifest "$manifest" --cost-model "$model"
     echo '```'
+    echo
+    echo "Median ITL (the table above shows median TPOT), from \`servesim replay\` of each entry (scripts/gpustack_itl.py):"
+    echo
+    python3 scripts/gpustack_itl.py "$bin" "$model"
   done
 } > "$out"
 echo "wrote $out"

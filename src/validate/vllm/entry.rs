@@ -149,11 +149,6 @@ pub fn scenario_for_entry(
     if client.vllm.client.is_none() {
         client.vllm.client = Some(ClientKind::Vllm);
     }
-    // `openai-chat` sends the prompt as one chat message; servesim's vLLM client has no chat
-    // variant, and the request function's name only shows in the header.
-    if client.backend.as_deref() == Some("openai-chat") {
-        client.backend = Some("openai".into());
-    }
     client.max_concurrency = client.max_concurrency.or(r.max_concurrency);
     client.request_rate = client.request_rate.or(r.request_rate);
     client.bench_version = Some(entry.bench_version.value);
