@@ -734,3 +734,46 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         assert_eq!(with_values, 5, "{}", r.id);
     }
 }
+
+/// A GPUStack entry's mistakes are caught: the vLLM engine's version is required, an empty
+/// `out-of-medians` reason is refused, and an entry selecting the other engine than the
+/// block's server command keeps its row with the error.
+#[test]
+fn gpustack_entries_refuse_missing_versions_and_the_wrong_engine() {
+    let text = std::fs::read_to_string(root().join("validation/gpustack/manifest.yaml")).unwrap();
+    let start = text.find("  - id: \"qwen3-32b-a100/5\"").unwrap();
+    let end = start + 4 + text[start + 4..].find("  # ---").unwrap();
+    let entry = format!("entries:\n{}", &text[start..end]);
+    let dir = root().join("validation/gpustack");
+    let parse = |t: &str| Manifest::parse(t, Path::new("g.yaml"), &dir).map_err(|e| e.to_string());
+    let ok = parse(&entry).unwrap();
+    assert_eq!(validate(&ok).runs[0].error, None);
+    let no_version: String = entry
+        .lines()
+        .filter(|l| !l.contains("vllm-version:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let e = parse(&no_version).unwrap_err();
+    assert!(e.contains("`vllm-version` must be given"), "{e}");
+    let empty = entry.replace(
+        "    bench-version:",
+        "    out-of-medians: \" \"\n    bench-version:",
+    );
+    let e = parse(&empty).unwrap_err();
+    assert!(e.contains("out-of-medians"), "{e}");
+    let sglang: String = entry
+        .lines()
+        .filter(|l| !l.contains("engine: {value: vllm"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace(
+            "vllm-version: {value: \"0.11.0\"",
+            "sglang-version: {value: \"0.5.5\"",
+        );
+    let v = validate(&parse(&sglang).unwrap());
+    let err = v.runs[0].error.as_deref().unwrap_or("");
+    assert!(
+        err.contains("starts vLLM but the entry selects sglang"),
+        "{err}"
+    );
+}
