@@ -640,3 +640,140 @@ fn a_quoted_result_takes_its_arguments_from_the_client_command() {
     let none = parse_log(&result, "none.txt").unwrap_err().to_string();
     assert!(none.contains("sglang.bench_serving"), "{none}");
 }
+
+/// GPUStack's performance-lab runs (validation/gpustack): vLLM's client against vLLM (and
+/// SGLang) servers on A100 / H100 / H200, published by others, never fitted on.
+#[test]
+fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
+    use servesim::simulation::vllm::run_vllm;
+    use servesim::validate::vllm::entry::{parse_vllm_log, scenario_for_entry, ServerKind};
+    let m = Manifest::load(&root().join("validation/gpustack/manifest.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.entries.len() >= 50, "{} entries", m.entries.len());
+    let mut logs = BTreeMap::new();
+    for e in &m.entries {
+        let log = logs.entry(e.file.clone()).or_insert_with(|| {
+            let text = std::fs::read_to_string(m.log_path(e)).unwrap();
+            parse_vllm_log(&text, &e.file)
+                .unwrap()
+                .expect("vLLM blocks")
+        });
+        let run = &log.runs[e.run];
+        let bench = run.bench_command.as_deref().unwrap();
+        assert!(
+            bench.contains(&format!("--model {} ", e.log.model)),
+            "{}: {bench}",
+            e.id
+        );
+        // The block's server command starts the engine the entry selects.
+        let kind = log.servers[e.run].as_ref().map(|(k, _)| *k);
+        let want = if e.engine() == "vllm" {
+            ServerKind::Vllm
+        } else {
+            ServerKind::Sglang
+        };
+        assert_eq!(kind, Some(want), "{}", e.id);
+        let sc = scenario_for_entry(log, e.run, e, &Overrides::default(), &e.file)
+            .unwrap_or_else(|x| panic!("{}: {x}", e.id));
+        assert_eq!(
+            servesim::validate::vllm::entry::workload_summary(&sc.client),
+            e.log.client,
+            "{}",
+            e.id
+        );
+        // Simulated with the page's own counts: every request completes; the page's prompts
+        // total is at most 1% under the requested one (vLLM re-encodes the random text and may
+        // drop a special token), and its output total at most the requested one (a real
+        // server may stop early at EOS).
+        let sim = run_vllm(&sc).unwrap_or_else(|x| panic!("{}: {x}", e.id));
+        let real = |k: &str| run.get(k).unwrap();
+        assert_eq!(sim.metrics.completed as f64, real("completed"), "{}", e.id);
+        let input = sim.metrics.total_input as f64;
+        assert!(
+            real("total_input_tokens") <= input && real("total_input_tokens") >= 0.99 * input,
+            "{}: {input} vs {}",
+            e.id,
+            real("total_input_tokens")
+        );
+        assert_eq!(
+            sim.metrics.total_output,
+            sc.client.num_prompts * sc.client.random_output_len,
+            "{}",
+            e.id
+        );
+        assert!(real("total_output_tokens") <= sim.metrics.total_output as f64);
+    }
+    // Every random-dataset block of a vLLM server has its entry.
+    let random_vllm: usize = logs
+        .values()
+        .map(|l| {
+            l.runs
+                .iter()
+                .zip(&l.servers)
+                .filter(|(r, s)| {
+                    r.bench_command
+                        .as_deref()
+                        .is_some_and(|b| b.contains("--dataset-name random"))
+                        && matches!(s, Some((ServerKind::Vllm, _)))
+                })
+                .count()
+        })
+        .sum();
+    assert_eq!(m.entries.len(), random_vllm);
+    // `validate` replays every entry; accuracy is reported (RESULTS.md), never asserted.
+    let v = validate(&m);
+    for r in &v.runs {
+        assert_eq!(r.error, None, "{}", r.id);
+        assert_eq!(r.engine, "vllm", "{}", r.id);
+        let with_values = r
+            .cells
+            .iter()
+            .filter(|c| c.real.is_some() && c.sim.is_some())
+            .count();
+        // vLLM's block prints no E2E latency; the five other headline metrics it does.
+        assert_eq!(with_values, 5, "{}", r.id);
+    }
+}
+
+/// A GPUStack entry's mistakes are caught: the vLLM engine's version is required, an empty
+/// `out-of-medians` reason is refused, and an entry selecting the other engine than the
+/// block's server command keeps its row with the error.
+#[test]
+fn gpustack_entries_refuse_missing_versions_and_the_wrong_engine() {
+    let text = std::fs::read_to_string(root().join("validation/gpustack/manifest.yaml")).unwrap();
+    let start = text.find("  - id: \"qwen3-32b-a100/5\"").unwrap();
+    let end = start + 4 + text[start + 4..].find("  # ---").unwrap();
+    let entry = format!("entries:\n{}", &text[start..end]);
+    let dir = root().join("validation/gpustack");
+    let parse = |t: &str| Manifest::parse(t, Path::new("g.yaml"), &dir).map_err(|e| e.to_string());
+    let ok = parse(&entry).unwrap();
+    assert_eq!(validate(&ok).runs[0].error, None);
+    let no_version: String = entry
+        .lines()
+        .filter(|l| !l.contains("vllm-version:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let e = parse(&no_version).unwrap_err();
+    assert!(e.contains("`vllm-version` must be given"), "{e}");
+    let empty = entry.replace(
+        "    bench-version:",
+        "    out-of-medians: \" \"\n    bench-version:",
+    );
+    let e = parse(&empty).unwrap_err();
+    assert!(e.contains("out-of-medians"), "{e}");
+    let sglang: String = entry
+        .lines()
+        .filter(|l| !l.contains("engine: {value: vllm"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace(
+            "vllm-version: {value: \"0.11.0\"",
+            "sglang-version: {value: \"0.5.5\"",
+        );
+    let v = validate(&parse(&sglang).unwrap());
+    let err = v.runs[0].error.as_deref().unwrap_or("");
+    assert!(
+        err.contains("starts vLLM but the entry selects sglang"),
+        "{err}"
+    );
+}

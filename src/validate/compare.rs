@@ -6,8 +6,12 @@
 use super::logparse::{parse_log_file, Metrics, ParsedLog};
 use super::manifest::{Entry, Manifest};
 use super::replay::{scenario_for, totals_match, workload_short, LengthSource, Overrides, Replay};
+use super::vllm::entry::{
+    parse_vllm_log, scenario_for_entry, simulated_values, workload_short as vllm_short, VllmLog,
+};
 use crate::metrics::BenchMetrics;
 use crate::report::ReportHeader;
+use crate::simulation::vllm::run_vllm;
 use crate::simulation::{run as simulate, RunOutput};
 use crate::spec::bundled::load_hardware;
 use serde::Serialize;
@@ -175,6 +179,21 @@ impl Headline {
     }
 }
 
+impl Headline {
+    /// The metric's key in vLLM's result (`median_tpot_ms`; `itl` when the run prints no TPOT).
+    fn vllm_key(self, itl: bool) -> &'static str {
+        match self {
+            Headline::OutputThroughput => "output_throughput",
+            Headline::MeanTtft => "mean_ttft_ms",
+            Headline::MedianTtft => "median_ttft_ms",
+            Headline::MedianTpot if itl => "median_itl_ms",
+            Headline::MedianTpot => "median_tpot_ms",
+            Headline::MeanE2e => "mean_e2el_ms",
+            Headline::Duration => "duration",
+        }
+    }
+}
+
 /// Real, simulated and error of one headline metric.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Cell {
@@ -194,6 +213,11 @@ pub struct RunRow {
     pub hardware: String,
     /// Accelerator family of the profile (`ampere`, `hopper`, `ascend`, ...).
     pub family: String,
+    /// The simulated engine: `sglang` or `vllm`.
+    pub engine: String,
+    /// Why the run is kept out of the medians (the manifest's `out-of-medians`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_of_medians: Option<String>,
     pub workload: String,
     pub lengths: Option<LengthSource>,
     /// The simulated workload has exactly the log's total input and output tokens.
@@ -247,6 +271,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 fn spread(rows: &[&RunRow], metric: Headline) -> Spread {
     let errs: Vec<f64> = rows
         .iter()
+        .filter(|r| r.out_of_medians.is_none())
         .filter_map(|r| {
             r.cells
                 .iter()
@@ -263,20 +288,39 @@ fn spread(rows: &[&RunRow], metric: Headline) -> Spread {
     }
 }
 
+/// Groups: all runs, each hardware family; where the manifest holds both engines, also each
+/// engine and each engine on each profile; where a family holds several profiles, each profile.
+/// `runs` counts the runs that enter the medians.
 fn summarize(rows: &[RunRow]) -> Vec<GroupSummary> {
-    let mut groups: BTreeMap<&str, Vec<&RunRow>> = BTreeMap::new();
+    let mut families: BTreeMap<String, Vec<&RunRow>> = BTreeMap::new();
+    let mut profiles: BTreeMap<String, Vec<&RunRow>> = BTreeMap::new();
+    let mut engines: BTreeMap<String, Vec<&RunRow>> = BTreeMap::new();
+    let mut engine_profiles: BTreeMap<String, Vec<&RunRow>> = BTreeMap::new();
     for r in rows {
-        groups.entry(r.family.as_str()).or_default().push(r);
+        families.entry(r.family.clone()).or_default().push(r);
+        profiles.entry(r.hardware.clone()).or_default().push(r);
+        engines.entry(r.engine.clone()).or_default().push(r);
+        engine_profiles
+            .entry(format!("{} on {}", r.engine, r.hardware))
+            .or_default()
+            .push(r);
     }
     let all: Vec<&RunRow> = rows.iter().collect();
     let group = |name: &str, rs: &[&RunRow]| GroupSummary {
         group: name.to_string(),
-        runs: rs.len(),
+        runs: rs.iter().filter(|r| r.out_of_medians.is_none()).count(),
         metrics: Headline::ALL.iter().map(|&m| spread(rs, m)).collect(),
     };
-    std::iter::once(group("all", &all))
-        .chain(groups.iter().map(|(name, rs)| group(name, rs)))
-        .collect()
+    let mut out = vec![group("all", &all)];
+    out.extend(families.iter().map(|(name, rs)| group(name, rs)));
+    if profiles.len() > families.len() {
+        out.extend(profiles.iter().map(|(name, rs)| group(name, rs)));
+    }
+    if engines.len() > 1 {
+        out.extend(engines.iter().map(|(name, rs)| group(name, rs)));
+        out.extend(engine_profiles.iter().map(|(name, rs)| group(name, rs)));
+    }
+    out
 }
 
 /// Replays and simulates every entry of `manifest`, in manifest order.
@@ -286,20 +330,21 @@ pub fn validate(manifest: &Manifest) -> Validation {
 
 /// [`validate`] with settings that override every entry (e.g. the cost backend).
 pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
-    let mut logs: BTreeMap<String, std::result::Result<ParsedLog, String>> = BTreeMap::new();
+    let mut logs: BTreeMap<String, std::result::Result<Log, String>> = BTreeMap::new();
     let runs = manifest
         .entries
         .iter()
         .map(|e| {
-            let log = logs.entry(e.file.clone()).or_insert_with(|| {
-                parse_log_file(&manifest.log_path(e)).map_err(|x| x.to_string())
-            });
-            validate_entry(
-                e,
-                ov,
-                log.as_ref().map_err(Clone::clone),
-                &manifest.dir.join(&e.file).display().to_string(),
-            )
+            let path = manifest.log_path(e);
+            let log = logs
+                .entry(e.file.clone())
+                .or_insert_with(|| read_log(&path).map_err(|x| x.to_string()));
+            let source = path.display().to_string();
+            match log.as_ref().map_err(Clone::clone) {
+                Ok(Log::Vllm(v)) => validate_vllm_entry(e, ov, v, &source),
+                Ok(Log::Sglang(l)) => validate_entry(e, ov, Ok(l), &source),
+                Err(x) => validate_entry(e, ov, Err(x), &source),
+            }
         })
         .collect::<Vec<_>>();
     let summary = summarize(&runs);
@@ -307,6 +352,20 @@ pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
         manifest: manifest.path.display().to_string(),
         runs,
         summary,
+    }
+}
+
+/// A log of the manifest: `sglang.bench_serving` output, or vLLM client blocks.
+enum Log {
+    Sglang(ParsedLog),
+    Vllm(VllmLog),
+}
+
+fn read_log(path: &std::path::Path) -> crate::error::Result<Log> {
+    let text = crate::spec::load::read_text(path)?;
+    match parse_vllm_log(&text, &path.display().to_string())? {
+        Some(v) => Ok(Log::Vllm(v)),
+        None => parse_log_file(path).map(Log::Sglang),
     }
 }
 
@@ -325,12 +384,8 @@ pub fn simulate_run(
     Ok((replay, out))
 }
 
-fn validate_entry(
-    e: &Entry,
-    ov: &Overrides,
-    log: std::result::Result<&ParsedLog, String>,
-    source: &str,
-) -> RunRow {
+/// The row of `e` before replaying it: no values yet.
+fn empty_row(e: &Entry) -> RunRow {
     let family = load_hardware(&e.hardware.value)
         .map(|h| {
             serde_json::to_value(h.arch)
@@ -339,13 +394,15 @@ fn validate_entry(
                 .unwrap_or_default()
         })
         .unwrap_or_else(|_| e.hardware.value.clone());
-    let mut row = RunRow {
+    RunRow {
         id: e.id.clone(),
         file: e.file.clone(),
         run: e.run,
         model: e.model.value.clone(),
         hardware: e.hardware.value.clone(),
         family,
+        engine: e.engine().to_string(),
+        out_of_medians: e.out_of_medians.clone(),
         workload: String::new(),
         lengths: None,
         totals_exact: None,
@@ -361,7 +418,16 @@ fn validate_entry(
             .collect(),
         assumed: e.assumed(),
         error: None,
-    };
+    }
+}
+
+fn validate_entry(
+    e: &Entry,
+    ov: &Overrides,
+    log: std::result::Result<&ParsedLog, String>,
+    source: &str,
+) -> RunRow {
+    let mut row = empty_row(e);
     let run = match log.and_then(|l| {
         l.runs
             .get(e.run)
@@ -393,6 +459,46 @@ fn validate_entry(
                 let (real, sim) = c.metric.values(&run.metrics, m);
                 c.sim = Some(sim);
                 c.err_pct = err_pct(real, sim);
+            }
+        }
+        Err(x) => row.error = Some(x.to_string()),
+    }
+    row
+}
+
+/// [`validate_entry`] for a run printed by vLLM's client (either engine).
+fn validate_vllm_entry(e: &Entry, ov: &Overrides, log: &VllmLog, source: &str) -> RunRow {
+    let mut row = empty_row(e);
+    let Some(run) = log.runs.get(e.run) else {
+        row.error = Some(format!(
+            "{source}: has {} block(s), no block {}",
+            log.runs.len(),
+            e.run
+        ));
+        return row;
+    };
+    let itl = run.get("median_tpot_ms").is_none();
+    if itl {
+        row.tpot_metric = "ITL";
+    }
+    for c in &mut row.cells {
+        c.real = run.get(c.metric.vllm_key(itl));
+    }
+    let sim = scenario_for_entry(log, e.run, e, ov, source).and_then(|sc| {
+        row.workload = vllm_short(&sc.client);
+        run_vllm(&sc)
+    });
+    match sim {
+        Ok(sim) => {
+            row.lengths = Some(LengthSource::Random);
+            row.totals_exact = Some(
+                run.get("total_input_tokens") == Some(sim.metrics.total_input as f64)
+                    && run.get("total_output_tokens") == Some(sim.metrics.total_output as f64),
+            );
+            let values = simulated_values(&sim);
+            for c in &mut row.cells {
+                c.sim = values.get(c.metric.vllm_key(itl)).copied();
+                c.err_pct = c.real.zip(c.sim).and_then(|(r, s)| err_pct(r, s));
             }
         }
         Err(x) => row.error = Some(x.to_string()),

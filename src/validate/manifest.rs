@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 /// Server flags every entry must give explicitly (stated or assumed).
 pub const REQUIRED_SERVER_FLAGS: &[&str] = &["tp", "sglang-version"];
 
+/// What a vLLM-engine entry (`server.engine: vllm`) gives instead of [`REQUIRED_SERVER_FLAGS`].
+pub const REQUIRED_VLLM_SERVER_FLAGS: &[&str] = &["tp", "vllm-version"];
+
 /// Why a setting has its value: the log says so, or servesim assumes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,8 +111,13 @@ pub struct Entry {
     pub server: BTreeMap<String, Fact<serde_norway::Value>>,
     /// Why every flag not listed in `server` is SGLang's default.
     pub other_server_flags: Reason,
-    /// bench_serving version whose behaviour and layout apply.
+    /// bench_serving version whose behaviour and layout apply (for a log of `vllm bench
+    /// serve` blocks: the vLLM version of that client).
     pub bench_version: Fact<Version>,
+    /// Why the run is replayed but kept out of the error medians (one line: a setting of the
+    /// run servesim does not model faithfully). Absent: the run counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out_of_medians: Option<String>,
     /// 1-based line of the entry in the manifest (filled in by [`Manifest::parse`]).
     #[serde(skip)]
     pub line: usize,
@@ -146,6 +154,14 @@ impl Entry {
             out.insert(format!("server.{k}"), f.reason());
         }
         out
+    }
+
+    /// The engine the entry selects: `vllm` when `server.engine` says so, else `sglang`.
+    pub fn engine(&self) -> &str {
+        match self.server.get("engine").map(|f| &f.value) {
+            Some(serde_norway::Value::String(e)) if e == "vllm" => "vllm",
+            _ => "sglang",
+        }
     }
 
     /// The settings whose value is assumed, by name.
@@ -217,7 +233,16 @@ impl Manifest {
             for (name, reason) in e.reasons() {
                 reason.check().map_err(|r| err(&name, r))?;
             }
-            for req in REQUIRED_SERVER_FLAGS {
+            if let Some(why) = &e.out_of_medians {
+                if why.trim().is_empty() || why.contains('\n') {
+                    return Err(err("out-of-medians", "must be one non-empty line".into()));
+                }
+            }
+            let required = match e.engine() {
+                "vllm" => REQUIRED_VLLM_SERVER_FLAGS,
+                _ => REQUIRED_SERVER_FLAGS,
+            };
+            for req in required {
                 if !e.server.contains_key(*req) {
                     return Err(err(
                         "server",

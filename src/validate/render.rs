@@ -31,10 +31,14 @@ pub fn replay_table(rows: &[MetricRow]) -> Table {
 }
 
 fn run_label(r: &RunRow) -> String {
-    match (r.lengths, r.totals_exact) {
+    let label = match (r.lengths, r.totals_exact) {
         (Some(LengthSource::Sampled), _) => format!("{} [{}]", r.workload, sampled::LABEL),
         (_, Some(false)) => format!("{} [totals differ]", r.workload),
         _ => r.workload.clone(),
+    };
+    match r.out_of_medians {
+        Some(_) => format!("{label} [not in medians]"),
+        None => label,
     }
 }
 
@@ -123,6 +127,11 @@ fn legend(v: &Validation) -> Vec<String> {
         "err = (simulated − real) / real. `med TPOT/ITL`: median TPOT, or median ITL (marked) where the log prints no TPOT.".to_string(),
         format!("[{}]: {}.", sampled::LABEL, sampled::DESCRIPTION),
     ];
+    out.extend(v.runs.iter().filter_map(|r| {
+        r.out_of_medians
+            .as_ref()
+            .map(|why| format!("{}: not in the medians: {why}", r.id))
+    }));
     out.extend(
         v.runs
             .iter()

@@ -468,7 +468,7 @@ pub fn server_flags_from_command(cmd: &str) -> CommandFlags {
 }
 
 /// True when `flags` sets the flag named `name` (servesim's kebab-case name).
-fn is_set(flags: &ServerFlags, name: &str) -> bool {
+pub fn is_set(flags: &ServerFlags, name: &str) -> bool {
     match serde_norway::to_value(flags) {
         Ok(serde_norway::Value::Mapping(m)) => m.get(name).is_some_and(|v| {
             !matches!(

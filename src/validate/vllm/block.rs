@@ -63,7 +63,7 @@ fn is_serve_command(line: &str) -> bool {
 }
 
 /// The command starting at `lines[i]`, with `\`-continued lines joined.
-fn joined_command(lines: &[&str], i: usize) -> String {
+pub fn joined_command(lines: &[&str], i: usize) -> String {
     let mut out = String::new();
     for l in &lines[i..] {
         let t = l.trim_end();

@@ -7,6 +7,7 @@
 //! ([`VllmServeCommand::sglang_args`]). Flags are matched by their full names (and vLLM's short
 //! aliases `-tp`, `-dp`, `-pp`, `-q`); `--flag=value` is accepted; anything else is listed
 //! as ignored, never an error.
+use crate::spec::server::ServerFlags;
 use crate::spec::vllm_client::{ClientKind, RampUp, VllmClientFlags};
 use crate::spec::workload::ClientFlags;
 use std::collections::BTreeMap;
@@ -142,6 +143,12 @@ pub fn bench_client_flags(cmd: &str) -> BenchCommand {
             "goodput" => set(&mut v.goodput, values.clone()),
             "percentile-metrics" => set(&mut v.percentile_metrics, first.clone()),
             "metric-percentiles" => set(&mut v.metric_percentiles, first.clone()),
+            // `openai-chat` sends each prompt as one chat message to /v1/chat/completions;
+            // servesim's vLLM client has no chat variant (the server's chat template adds a
+            // few prompt tokens it does not count), so it runs as `openai`.
+            "backend" | "endpoint-type" if first == "openai-chat" => {
+                set(&mut f.backend, "openai".to_string())
+            }
             "backend" | "endpoint-type" => set(&mut f.backend, first.clone()),
             "dataset-name" => set(&mut f.dataset_name, first.clone()),
             "dataset-path" => set(&mut f.dataset_path, first.clone().into()),
@@ -318,5 +325,27 @@ impl VllmServeCommand {
             unmapped.push(format!("--max-model-len {l}"));
         }
         (a, unmapped)
+    }
+}
+
+/// The vLLM engine's flags of a `vllm serve` command (`--engine vllm`, `spec::engine`).
+pub fn vllm_server_flags(s: &VllmServeCommand) -> ServerFlags {
+    ServerFlags {
+        engine: Some("vllm".into()),
+        tp: s.tensor_parallel_size,
+        dp: s.data_parallel_size,
+        max_num_seqs: s.max_num_seqs,
+        max_num_batched_tokens: s.max_num_batched_tokens,
+        gpu_memory_utilization: s.gpu_memory_utilization,
+        enable_prefix_caching: s.enable_prefix_caching == Some(true),
+        no_enable_prefix_caching: s.enable_prefix_caching == Some(false),
+        enforce_eager: s.enforce_eager,
+        kv_cache_dtype: s.kv_cache_dtype.clone(),
+        block_size: s.block_size,
+        max_model_len: s.max_model_len,
+        long_prefill_token_threshold: s.long_prefill_token_threshold,
+        async_scheduling: s.async_scheduling,
+        quantization: s.quantization.clone(),
+        ..ServerFlags::default()
     }
 }

@@ -6,6 +6,7 @@
 //! like vLLM's JSON, so one comparison serves both formats.
 pub mod block;
 pub mod command;
+pub mod entry;
 pub mod replay;
 pub mod result_json;
 

@@ -2,7 +2,8 @@
 //! `--client vllm` flags, its `vllm serve` command the server flags SGLang has equivalents for
 //! (until the vLLM engine's own flags are wired in), the user's overrides win, and every number
 //! the block or JSON states is compared with servesim's under vLLM's own key.
-use super::command::{bench_client_flags, parse_serve_command, VllmServeCommand};
+pub use super::command::vllm_server_flags;
+use super::command::{bench_client_flags, parse_serve_command};
 use super::VllmResult;
 use crate::error::{Error, Result};
 use crate::report::vllm::json_entries;
@@ -21,28 +22,6 @@ pub struct VllmOverrides {
     pub model: Option<String>,
     pub server: ServerFlags,
     pub client: ClientFlags,
-}
-
-/// The vLLM engine's flags of a `vllm serve` command (`--engine vllm`, `spec::engine`).
-pub fn vllm_server_flags(s: &VllmServeCommand) -> ServerFlags {
-    ServerFlags {
-        engine: Some("vllm".into()),
-        tp: s.tensor_parallel_size,
-        dp: s.data_parallel_size,
-        max_num_seqs: s.max_num_seqs,
-        max_num_batched_tokens: s.max_num_batched_tokens,
-        gpu_memory_utilization: s.gpu_memory_utilization,
-        enable_prefix_caching: s.enable_prefix_caching == Some(true),
-        no_enable_prefix_caching: s.enable_prefix_caching == Some(false),
-        enforce_eager: s.enforce_eager,
-        kv_cache_dtype: s.kv_cache_dtype.clone(),
-        block_size: s.block_size,
-        max_model_len: s.max_model_len,
-        long_prefill_token_threshold: s.long_prefill_token_threshold,
-        async_scheduling: s.async_scheduling,
-        quantization: s.quantization.clone(),
-        ..ServerFlags::default()
-    }
 }
 
 /// The scenario of a recorded run.

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Median-ITL errors of the GPUStack runs (validation/gpustack/manifest.yaml), which the
+`validate` table does not show (it shows median TPOT): each entry is replayed with
+`servesim replay LOG --run N` and the manifest's hardware, model and flags; prints one row per
+run and the median |error| per GPU profile, as markdown. Used by scripts/gpustack_results.sh.
+Usage: scripts/gpustack_itl.py SERVESIM COST_MODEL
+"""
+import statistics
+import subprocess
+import sys
+
+import yaml
+
+bin_, cost = sys.argv[1], sys.argv[2]
+d = "validation/gpustack"
+m = yaml.safe_load(open(f"{d}/manifest.yaml"))
+rows, groups = [], {}
+for e in m["entries"]:
+    args = [bin_, "replay", f"{d}/{e['file']}", "--run", str(e["run"]), "--cost-model", cost,
+            "--hardware", e["hardware"]["value"], "--model", e["model"]["value"],
+            "--bench-version", str(e["bench-version"]["value"])]
+    for k, v in e["server"].items():
+        args += [f"--{k}", str(v["value"])]
+    out = subprocess.run(args, capture_output=True, text=True)
+    line = next((l.split() for l in out.stdout.splitlines() if l.startswith("median_itl_ms")), None)
+    if line is None:
+        rows.append(f"| {e['id']} | - | - | {out.stderr.strip()[:80]} |")
+        continue
+    real, sim, err = line[1], line[2], line[3]
+    rows.append(f"| {e['id']} | {real} | {sim} | {err} |")
+    if "out-of-medians" not in e:
+        groups.setdefault(e["hardware"]["value"], []).append(abs(float(err.rstrip("%"))))
+print("| run | median ITL real ms | simulated | error |")
+print("|---|---:|---:|---:|")
+print("\n".join(rows))
+print()
+print("| GPU | runs | median \\|error\\| of median ITL |")
+print("|---|---:|---:|")
+everything = [x for v in groups.values() for x in v]
+print(f"| all | {len(everything)} | {statistics.median(everything):.1f}% |")
+for g, v in sorted(groups.items()):
+    print(f"| {g} | {len(v)} | {statistics.median(v):.1f}% |")
