@@ -22,6 +22,7 @@
 //! `--cost-per-device-hour` overrides them; a candidate without a price is an error before
 //! anything is simulated. Devices are tp × dp (tp alone with `--enable-dp-attention`).
 pub mod launch;
+pub mod launch_pd;
 pub mod pd;
 pub mod render;
 pub mod search;
