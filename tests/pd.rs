@@ -402,7 +402,8 @@ fn pd_launch_commands_name_every_server_and_the_router() {
     let sc = scenario(&format!(
         "{LLAMA} --num-prompts 10 --request-rate 4 --disaggregation --prefill-replicas 2 --decode-tp 2 --decode-max-running-requests 64"
     ));
-    let l = servesim::plan::launch::render(&sc, servesim::plan::launch::Engine::Sglang);
+    let l =
+        servesim::plan::launch_pd::render_deployment(&sc, servesim::plan::launch::Engine::Sglang);
     let lines: Vec<&str> = l.server.lines().collect();
     assert_eq!(lines.len(), 4, "{}", l.server);
     assert_eq!(lines[0], EXPECT_PREFILL_0);
@@ -412,7 +413,8 @@ fn pd_launch_commands_name_every_server_and_the_router() {
     let old = scenario(&format!(
         "{LLAMA} --sglang-version 0.4.7 --disaggregation --prefill-replicas 2"
     ));
-    let l = servesim::plan::launch::render(&old, servesim::plan::launch::Engine::Sglang);
+    let l =
+        servesim::plan::launch_pd::render_deployment(&old, servesim::plan::launch::Engine::Sglang);
     assert_eq!(l.server.lines().last().unwrap(), "python -m sglang.srt.disaggregation.mini_lb --prefill http://PREFILL_0_IP:30000,http://PREFILL_1_IP:30000 --decode http://DECODE_0_IP:30000 --host 0.0.0.0 --port 8000");
 }
 

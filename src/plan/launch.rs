@@ -8,8 +8,7 @@
 //! vLLM: `vllm serve` (the engine's resolved budget, sequence cap, memory utilization, block
 //! size and model length). The client is `python -m sglang.bench_serving` (`--backend vllm`
 //! against a vLLM server) or `vllm bench serve` when the scenario emulates vLLM's client.
-//! A PD deployment's `server` holds one line per prefill/decode server and the router
-//! (`launch_pd`).
+//! PD deployments: `launch_pd::render_deployment` (one line per server and the router).
 use crate::simulation::Scenario;
 use crate::spec::model::{KvDtype, WeightFormat};
 use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
@@ -38,7 +37,8 @@ impl Engine {
 pub struct LaunchCommands {
     pub engine: Engine,
     /// Starts the server (one line; multi-node groups add the per-node flags). A PD
-    /// deployment: one line per prefill server, per decode server, then the router.
+    /// deployment (`launch_pd`): one line per prefill server, per decode server, then the
+    /// router.
     pub server: String,
     /// Runs the benchmark client against it with the simulated workload.
     pub client: String,
@@ -46,10 +46,9 @@ pub struct LaunchCommands {
 
 /// The commands of `sc` for `engine`.
 pub fn render(sc: &Scenario, engine: Engine) -> LaunchCommands {
-    let server = match (engine, &sc.pd) {
-        (Engine::Sglang, Some(pd)) => super::launch_pd::sglang_pd_commands(sc, pd),
-        (Engine::Sglang, None) => sglang_launch_server(sc),
-        (Engine::Vllm, _) => vllm_serve(sc),
+    let server = match engine {
+        Engine::Sglang => sglang_launch_server(sc),
+        Engine::Vllm => vllm_serve(sc),
     };
     let client = match sc.client.kind.is_vllm() {
         true => vllm_bench_serve(sc),

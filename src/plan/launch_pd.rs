@@ -15,7 +15,7 @@
 //!
 //! Hosts are placeholders (`PREFILL_0_IP`, `DECODE_0_IP`, …); each server listens on 30000
 //! and the prefill servers bootstrap on 8998 (SGLang's default).
-use super::launch::sglang_launch_server;
+use super::launch::{render, sglang_launch_server, Engine, LaunchCommands};
 use crate::simulation::Scenario;
 use crate::spec::pd::{PdConfig, PdSide, DEFAULT_RESERVED_DECODE_TOKENS};
 use crate::spec::server::LoadBalanceMethod;
@@ -27,6 +27,16 @@ const SERVER_PORT: u16 = 30000;
 const BOOTSTRAP_PORT: u16 = 8998;
 /// The router's port (its default).
 const ROUTER_PORT: u16 = 8000;
+
+/// The commands of `sc` for `engine`: [`render`]'s, with a PD deployment's server commands
+/// in place of the single server's (SGLang only: PD with vLLM is refused at resolve).
+pub fn render_deployment(sc: &Scenario, engine: Engine) -> LaunchCommands {
+    let mut l = render(sc, engine);
+    if let (Engine::Sglang, Some(pd)) = (engine, &sc.pd) {
+        l.server = sglang_pd_commands(sc, pd);
+    }
+    l
+}
 
 /// The commands, one per line: the prefill servers, the decode servers, then the router
 /// (multi-node servers: the command of node rank 0).

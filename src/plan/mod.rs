@@ -421,7 +421,7 @@ fn launch_commands(spec: &PlanSpec, best: &Candidate) -> Option<launch::LaunchCo
         Goal::TargetRate(r) => r,
         Goal::BudgetPerHour(_) => best.max_rate(),
     };
-    Some(launch::render(&sc, launch::Engine::of(&sc)))
+    Some(launch_pd::render_deployment(&sc, launch::Engine::of(&sc)))
 }
 
 /// Orders candidates best first (see the module doc); errors last, grid order breaking ties.
