@@ -44,8 +44,10 @@
 //!   `engine::vllm` (`schedule.rs`: budget, preemption, admission), driven through
 //!   `engine::dispatch::EngineScheduler`;
 //! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
-//!   per-stage times), the decode side's pre-allocation and PREBUILT steps in
-//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`;
+//!   per-stage times, DP ranks and DP-attention lockstep inside a server, the decode step in
+//!   `engine/pd/decode.rs`), the decode side's pre-allocation and PREBUILT steps in
+//!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`, launch commands in
+//!   `plan::launch_pd`;
 //! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:

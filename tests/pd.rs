@@ -207,3 +207,264 @@ fn plan_prices_each_side_and_names_the_bottleneck_side() {
     assert_eq!(p_bound.pd.unwrap().bottleneck, "prefill");
     assert_eq!(d_bound.pd.unwrap().bottleneck, "decode");
 }
+
+/// Peak number of requests in the decode side's running batches at one instant (summed over
+/// a server's DP ranks, which step together), from the per-step timeline.
+fn peak_decode_running(out: &RunOutput, first_decode_unit: u32) -> u64 {
+    let mut at = std::collections::BTreeMap::new();
+    for s in out
+        .timeline
+        .iter()
+        .filter(|s| s.replica >= first_decode_unit)
+    {
+        *at.entry(s.time_ns).or_insert(0) += s.running;
+    }
+    at.values().copied().max().unwrap_or(0)
+}
+
+#[test]
+fn dp_attention_decode_server_holds_more_requests_because_mla_kv_is_not_replicated() {
+    // DeepSeek-V3 (MLA): the latent KV, 61 layers × (512 + 64) × 2 bytes = 70,272 bytes per
+    // token, is replicated on every attention-TP rank, so a TP8 decode server stores each
+    // token 8 times; with DP attention (8 ranks of attn_tp 1) each GPU holds only its own
+    // requests' KV, so the server stores 8 pools' worth of distinct tokens. Each rank's pool
+    // is smaller than a TP8 GPU's: the attention weights (≈ 187 M params × 61 layers ≈ 11 GB
+    // in fp8) are replicated instead of split 8 ways, and SGLang's memory default reserves
+    // more with DP attention; still the server holds > 3× the tokens.
+    let m = load_model("deepseek-v3").unwrap();
+    let base =
+        "--hardware h200-sxm-141gb --model deepseek-v3 --warmup-requests 0 --tp 8 --disaggregation";
+    let tp = scenario(base);
+    let dpa = scenario(&format!(
+        "{base} --decode-dp 8 --decode-enable-dp-attention"
+    ));
+    let (d0, d1) = (
+        &tp.pd.as_ref().unwrap().decode,
+        &dpa.pd.as_ref().unwrap().decode,
+    );
+    assert!(m.mla.is_some());
+    assert_eq!(d0.server.kv_bytes_per_token, 70_272.0);
+    assert_eq!(d1.server.kv_bytes_per_token, 70_272.0);
+    assert_eq!((d1.server.attn_tp, d1.ranks(), d1.devices()), (1, 8, 8));
+    let total = |d: &servesim::spec::pd::PdSide| d.ranks() * d.server.kv_pool_tokens;
+    let ratio = total(d1) as f64 / total(d0) as f64;
+    assert!(
+        (3.0..=8.0).contains(&ratio),
+        "decode KV capacity ratio {ratio} ({} vs {} tokens)",
+        total(d1),
+        total(d0)
+    );
+    // Under load the DP-attention decode server runs more requests at once. Per-rank pools
+    // are capped at 12,000 tokens on both deployments (--max-total-tokens is per rank in
+    // SGLang), so one TP8 server fits ≈ 12,000 / (1,500 + 512 reserved) = 5 requests and
+    // eight DP ranks about eight times as many.
+    let load = "--num-prompts 48 --random-input-len 1500 --random-output-len 40 --random-range-ratio 1 --request-rate inf --max-total-tokens 12000";
+    let run_peak = |extra: &str| {
+        let mut sc = scenario(&format!("{base} {load} {extra}"));
+        sc.record_timeline = true;
+        let prefill_units = {
+            let p = &sc.pd.as_ref().unwrap().prefill;
+            (p.replicas * p.ranks()) as u32
+        };
+        let out = run(&sc).expect("simulates");
+        assert_eq!(out.metrics.completed, 48);
+        peak_decode_running(&out, prefill_units)
+    };
+    let (p0, p1) = (
+        run_peak(""),
+        run_peak("--decode-dp 8 --decode-enable-dp-attention"),
+    );
+    assert!(p0 <= 6, "TP8 decode peak running {p0}");
+    assert!(
+        p1 >= 4 * p0,
+        "DP-attention decode peak running {p1} vs TP8 {p0}"
+    );
+}
+
+#[test]
+fn transfer_bytes_per_rank_with_dp_attention_match_the_hand_figure() {
+    // Llama-3.1-8B bf16 (MHA): 131,072 bytes of KV per token in all. Prefill TP2 without DP
+    // attention holds half the heads on each GPU and both NICs send at once: 65,536 bytes per
+    // token on the busiest NIC for a TP2 decode server. With prefill DP attention (2 ranks of
+    // attn_tp 1) one GPU holds the request's whole KV and its NIC sends both decode ranks'
+    // halves: 131,072 bytes. Over 2 GB/s, 1,000 prompt tokens: 32.768 ms vs 65.536 ms.
+    let load = "--num-prompts 4 --random-input-len 1000 --random-output-len 4 --random-range-ratio 1 --max-concurrency 1 --disaggregation --transfer-latency-us 0 --prefill-tp 2 --decode-tp 2";
+    let ttft_growth = |extra: &str| {
+        let fast = sim(&format!("{LLAMA} {load} {extra} --transfer-bandwidth 1e6"));
+        let slow = sim(&format!("{LLAMA} {load} {extra} --transfer-bandwidth 2"));
+        slow.metrics.ttft_ms.mean - fast.metrics.ttft_ms.mean
+    };
+    let tp = scenario(&format!("{LLAMA} {load}"));
+    assert_eq!(tp.pd.as_ref().unwrap().link_bytes_per_token(), 65_536.0);
+    let dpa_args = "--prefill-dp 2 --prefill-enable-dp-attention";
+    let dpa = scenario(&format!("{LLAMA} {load} {dpa_args}"));
+    assert_eq!(dpa.pd.as_ref().unwrap().link_bytes_per_token(), 131_072.0);
+    let (g0, g1) = (ttft_growth(""), ttft_growth(dpa_args));
+    assert!((g0 - 32.768).abs() < 0.01, "TP2 prefill: TTFT grew {g0} ms");
+    assert!(
+        (g1 - 65.536).abs() < 0.01,
+        "DP-attention prefill: TTFT grew {g1} ms"
+    );
+}
+
+#[test]
+fn dp_attention_inside_pd_keeps_the_invariants_and_reruns_identically() {
+    // 2 prefill servers of 2 DP-attention ranks, 1 decode server of 4, small pools (retraction),
+    // invariants checked after every step of every rank; the ranks of a server step together.
+    let args = format!(
+        "{LLAMA} --num-prompts 50 --random-input-len 700 --random-output-len 300 --random-range-ratio 0.5 --request-rate 30 --disaggregation --prefill-replicas 2 --prefill-tp 2 --prefill-dp 2 --prefill-enable-dp-attention --decode-tp 4 --decode-dp 4 --decode-enable-dp-attention --max-total-tokens 5000 --num-reserved-decode-tokens 16 --transfer-bandwidth 20"
+    );
+    let mut sc = scenario(&args);
+    sc.record_timeline = true;
+    assert_eq!(sc.pd.as_ref().unwrap().devices(), 8);
+    let (out, record) = run_with_record(&sc).expect("simulates with invariants checked");
+    assert_eq!(out.metrics.completed, 50);
+    let outputs: u64 = record.requests.iter().map(|r| r.output_len).sum();
+    let emitted: u64 = record.emissions.iter().map(|e| e.count).sum();
+    assert_eq!(emitted, outputs, "every output token streamed exactly once");
+    let mut units = std::collections::BTreeSet::new();
+    let mut last_end = std::collections::BTreeMap::new();
+    for s in &out.timeline {
+        assert!(s.kv_used_tokens <= s.kv_capacity_tokens);
+        units.insert(s.replica);
+        let prev = last_end
+            .insert(s.replica, s.time_ns + s.duration_ns)
+            .unwrap_or(0);
+        assert!(s.time_ns >= prev, "unit {} steps overlap", s.replica);
+    }
+    assert_eq!(units.len(), 8, "every rank (4 prefill, 4 decode) stepped");
+    // Lockstep: the decode ranks' steps start at the same instants.
+    let starts = |u: u32| -> std::collections::BTreeSet<u64> {
+        out.timeline
+            .iter()
+            .filter(|s| s.replica == u)
+            .map(|s| s.time_ns)
+            .collect()
+    };
+    let all: std::collections::BTreeSet<u64> = (4..8).flat_map(starts).collect();
+    assert!(starts(4).iter().chain(&starts(5)).all(|t| all.contains(t)));
+    assert!(
+        all.len() < starts(4).len() + starts(5).len() + starts(6).len() + starts(7).len(),
+        "decode ranks share step starts"
+    );
+    let (again, record2) = run_with_record(&sc).unwrap();
+    assert_eq!(format!("{:?}", record), format!("{:?}", record2));
+    assert_eq!(
+        format!("{:?}", out.timeline),
+        format!("{:?}", again.timeline)
+    );
+}
+
+const QWEN_EAGLE3: &str = "--hardware h100-sxm5-80gb --model qwen3-8b --warmup-requests 0 --speculative-algorithm EAGLE3 --speculative-draft-model-path qwen3-8b-eagle3 --speculative-accept-length 3";
+
+#[test]
+fn speculative_decoding_inside_pd_cuts_tpot_like_colocated_and_ships_the_draft_kv() {
+    // The decode server runs EAGLE3 exactly as a colocated server does; the prefill server
+    // runs the draft prefill and ships the draft KV with the target's (same indices).
+    let load = "--num-prompts 4 --random-input-len 300 --random-output-len 400 --random-range-ratio 1 --max-concurrency 1";
+    let pd = "--disaggregation --transfer-bandwidth 1e6 --transfer-latency-us 0";
+    let colo_spec = sim(&format!("{QWEN_EAGLE3} {load}"));
+    let pd_spec = sim(&format!("{QWEN_EAGLE3} {load} {pd}"));
+    let qwen = "--hardware h100-sxm5-80gb --model qwen3-8b --warmup-requests 0";
+    let colo_plain = sim(&format!("{qwen} {load}"));
+    let pd_plain = sim(&format!("{qwen} {load} {pd}"));
+    let (cs, ps) = (colo_spec.metrics.tpot_ms.mean, pd_spec.metrics.tpot_ms.mean);
+    assert!(
+        (ps - cs).abs() < 0.03 * cs,
+        "TPOT PD+EAGLE3 {ps} vs colocated {cs}"
+    );
+    let (cp, pp) = (
+        colo_plain.metrics.tpot_ms.mean,
+        pd_plain.metrics.tpot_ms.mean,
+    );
+    let (colo_gain, pd_gain) = (cp / cs, pp / ps);
+    assert!(
+        pd_gain > 1.5,
+        "speculation speeds PD decode: {pp} → {ps} ms"
+    );
+    assert!(
+        (pd_gain - colo_gain).abs() < 0.05 * colo_gain,
+        "TPOT gain PD {pd_gain} vs colocated {colo_gain}"
+    );
+    assert_eq!(pd_spec.metrics.accept_length, Some(3.0));
+    // Qwen3-8B: 36 layers × 8 KV heads × 128 × (K, V) × 2 bytes = 147,456; EAGLE3 draft
+    // layer 1 × 8 × 128 × 2 × 2 = 4,096: 151,552 bytes per token over the link.
+    let sc = scenario(&format!("{QWEN_EAGLE3} {load} {pd}"));
+    assert_eq!(sc.pd.as_ref().unwrap().link_bytes_per_token(), 151_552.0);
+}
+
+/// Each server is pinned like a colocated one, plus its PD flags: the prefill server without
+/// CUDA graphs, the decode server without the radix cache (what SGLang forces), the prefill
+/// server naming the decode side's TP (0.4.8–0.5.9), one `--prefill URL BOOTSTRAP_PORT` per
+/// prefill server on the router.
+#[test]
+fn pd_launch_commands_name_every_server_and_the_router() {
+    let sc = scenario(&format!(
+        "{LLAMA} --num-prompts 10 --request-rate 4 --disaggregation --prefill-replicas 2 --decode-tp 2 --decode-max-running-requests 64"
+    ));
+    let l =
+        servesim::plan::launch_pd::render_deployment(&sc, servesim::plan::launch::Engine::Sglang);
+    let lines: Vec<&str> = l.server.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", l.server);
+    assert_eq!(lines[0], EXPECT_PREFILL_0);
+    assert_eq!(lines[2], EXPECT_DECODE_0);
+    assert_eq!(lines[3], "python -m sglang_router.launch_router --pd-disaggregation --prefill http://PREFILL_0_IP:30000 8998 --prefill http://PREFILL_1_IP:30000 8998 --decode http://DECODE_0_IP:30000 --policy round_robin --host 0.0.0.0 --port 8000");
+    // Before 0.4.8: the Python mini load balancer with comma-separated URL lists.
+    let old = scenario(&format!(
+        "{LLAMA} --sglang-version 0.4.7 --disaggregation --prefill-replicas 2"
+    ));
+    let l =
+        servesim::plan::launch_pd::render_deployment(&old, servesim::plan::launch::Engine::Sglang);
+    assert_eq!(l.server.lines().last().unwrap(), "python -m sglang.srt.disaggregation.mini_lb --prefill http://PREFILL_0_IP:30000,http://PREFILL_1_IP:30000 --decode http://DECODE_0_IP:30000 --host 0.0.0.0 --port 8000");
+}
+
+const EXPECT_PREFILL_0: &str = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 1 --attention-backend fa3 --mem-fraction-static 0.835 --chunked-prefill-size 8192 --max-prefill-tokens 16384 --max-running-requests 2048 --max-total-tokens 410349 --page-size 1 --schedule-policy fcfs --disable-cuda-graph --disaggregation-mode prefill --disaggregation-transfer-backend mooncake --host PREFILL_0_IP --port 30000 --disaggregation-bootstrap-port 8998 --disaggregation-decode-tp 2 --disaggregation-decode-dp 1";
+const EXPECT_DECODE_0: &str = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 2 --attention-backend fa3 --mem-fraction-static 0.834 --chunked-prefill-size 8192 --max-prefill-tokens 16384 --max-running-requests 64 --max-total-tokens 941930 --page-size 1 --schedule-policy fcfs --cuda-graph-max-bs 64 --disable-radix-cache --disaggregation-mode decode --disaggregation-transfer-backend mooncake --host DECODE_0_IP --port 30000";
+
+#[test]
+fn pd_rules_follow_the_sglang_version() {
+    let bad = |args: &str, needle: &str| {
+        let argv: Vec<&str> = args.split_whitespace().collect();
+        let p = PointArgs::try_parse_from(argv).unwrap();
+        let e = Scenario::from_flags(&ScenarioFile::default(), &p.flags)
+            .map(|_| ())
+            .expect_err("rejected")
+            .to_string();
+        assert!(e.contains(needle), "{e}");
+    };
+    bad(
+        &format!("{LLAMA} --sglang-version 0.4.3 --disaggregation"),
+        "0.4.4.post2",
+    );
+    bad(
+        &format!("{LLAMA} --sglang-version 0.4.5 --disaggregation --tp 2 --decode-dp 2 --decode-enable-dp-attention"),
+        "0.4.6",
+    );
+    // 0.4.5: the transfer stub moves no KV, so a slow link costs nothing.
+    let load = "--num-prompts 3 --random-input-len 1000 --random-output-len 4 --random-range-ratio 1 --max-concurrency 1 --disaggregation --transfer-latency-us 0";
+    let ttft = |v: &str, bw: &str| {
+        sim(&format!(
+            "{LLAMA} --sglang-version {v} {load} --transfer-bandwidth {bw}"
+        ))
+        .metrics
+        .ttft_ms
+        .mean
+    };
+    assert!((ttft("0.4.5", "2") - ttft("0.4.5", "1e6")).abs() < 1e-6);
+    assert!(ttft("0.4.8", "2") - ttft("0.4.8", "1e6") > 60.0);
+    // Pre-allocation: from 0.4.8 a request also needs room for min(max_new, 4096) tokens
+    // beyond what running requests could give back; before, input + 512 was enough. Decode
+    // pool 4,000 tokens, two 1,000-token prompts with 1,500 outputs sent together: after the
+    // first (1,000 held + 512 reserved) 2,488 tokens are allocatable, enough for 0.4.7's
+    // 1,512 but not for 0.4.8+'s 1,000 + 1,500 while nothing runs yet.
+    let two = "--num-prompts 2 --random-input-len 1000 --random-output-len 1500 --random-range-ratio 1 --request-rate inf --disaggregation --max-total-tokens 4000";
+    let wait = |v: &str| {
+        sim(&format!("{LLAMA} --sglang-version {v} {two}"))
+            .pd
+            .unwrap()
+            .prealloc_wait
+            .max_ms
+    };
+    assert_eq!(wait("0.4.7"), 0.0);
+    assert!(wait("0.5.6") > 1.0, "0.5.6 waits: {} ms", wait("0.5.6"));
+}

@@ -8,7 +8,7 @@
 //! vLLM: `vllm serve` (the engine's resolved budget, sequence cap, memory utilization, block
 //! size and model length). The client is `python -m sglang.bench_serving` (`--backend vllm`
 //! against a vLLM server) or `vllm bench serve` when the scenario emulates vLLM's client.
-//! Not rendered: PD deployments (one command per prefill/decode server and the router).
+//! PD deployments: `launch_pd::render_deployment` (one line per server and the router).
 use crate::simulation::Scenario;
 use crate::spec::model::{KvDtype, WeightFormat};
 use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
@@ -36,7 +36,9 @@ impl Engine {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaunchCommands {
     pub engine: Engine,
-    /// Starts the server (one line; multi-node groups add the per-node flags).
+    /// Starts the server (one line; multi-node groups add the per-node flags). A PD
+    /// deployment (`launch_pd`): one line per prefill server, per decode server, then the
+    /// router.
     pub server: String,
     /// Runs the benchmark client against it with the simulated workload.
     pub client: String,
@@ -152,14 +154,17 @@ pub fn sglang_launch_server(sc: &Scenario) -> String {
             },
         );
     }
+    // With DP attention the chunk and the running cap were resolved per rank; the flags
+    // are the server's (SGLang divides them by dp).
+    let ranks = if s.dp_attention { s.dp.max(1) } else { 1 };
     l.arg("attention-backend", &s.attention_backend)
         .arg("mem-fraction-static", s.mem_fraction_static)
         .arg(
             "chunked-prefill-size",
-            s.chunked_prefill_size.map_or(-1, |c| c as i64),
+            s.chunked_prefill_size.map_or(-1, |c| (c * ranks) as i64),
         )
         .arg("max-prefill-tokens", s.max_prefill_tokens)
-        .arg("max-running-requests", s.max_running_requests)
+        .arg("max-running-requests", s.max_running_requests * ranks)
         .arg("max-total-tokens", s.kv_pool_tokens)
         .arg("page-size", s.page_size)
         .arg("schedule-policy", schedule_policy(s.schedule_policy));

@@ -22,6 +22,7 @@
 //! `--cost-per-device-hour` overrides them; a candidate without a price is an error before
 //! anything is simulated. Devices are tp × dp (tp alone with `--enable-dp-attention`).
 pub mod launch;
+pub mod launch_pd;
 pub mod pd;
 pub mod render;
 pub mod search;
@@ -420,7 +421,7 @@ fn launch_commands(spec: &PlanSpec, best: &Candidate) -> Option<launch::LaunchCo
         Goal::TargetRate(r) => r,
         Goal::BudgetPerHour(_) => best.max_rate(),
     };
-    Some(launch::render(&sc, launch::Engine::of(&sc)))
+    Some(launch_pd::render_deployment(&sc, launch::Engine::of(&sc)))
 }
 
 /// Orders candidates best first (see the module doc); errors last, grid order breaking ties.

@@ -258,7 +258,8 @@ pub fn text(p: &Plan) -> String {
     if let Some(l) = &p.launch {
         out.push_str(&format!(
             "\nTo deploy and benchmark the recommendation (settings pinned to the simulated values):\n  {}\n  {}\n",
-            l.server, l.client
+            l.server.replace('\n', "\n  "),
+            l.client
         ));
     }
     out

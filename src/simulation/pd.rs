@@ -1,9 +1,10 @@
-//! A PD (prefill/decode-disaggregated) scenario run: one scheduler per prefill and decode
-//! server, each side priced by its own step-cost backend (its hardware, TP and flags), the
-//! transfer link from `spec::pd`, then the ordinary event input and metrics.
+//! A PD (prefill/decode-disaggregated) scenario run: one scheduler per DP rank of every
+//! prefill and decode server, each side priced by its own step-cost backend (its hardware,
+//! TP, DP attention and flags), the transfer link from `spec::pd`, then the ordinary event
+//! input and metrics.
 use super::Scenario;
 use crate::cost::StepCost;
-use crate::engine::pd::{simulate_pd, PdOutput, PdServers};
+use crate::engine::pd::{simulate_pd, PdOutput, PdServers, SideLayout};
 use crate::engine::scheduler::Scheduler;
 use crate::engine::sim::SimInput;
 use crate::error::Result;
@@ -18,9 +19,18 @@ fn side_cost(sc: &Scenario, side: &PdSide) -> Result<Box<dyn StepCost>> {
 pub fn simulate(sc: &Scenario, pd: &PdConfig, input: &SimInput) -> Result<PdOutput> {
     let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = |side: &PdSide| {
-        (0..side.replicas)
-            .map(|_| Scheduler::new(&side.server, window))
+        (0..side.replicas * side.ranks())
+            .map(|u| {
+                let mut s = Scheduler::new(&side.server, window);
+                // Speculative gains: one stream per rank, from the benchmark seed.
+                s.seed_acceptance(sc.client.seed ^ (u + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                s
+            })
             .collect::<Vec<_>>()
+    };
+    let layout = |side: &PdSide| SideLayout {
+        ranks: side.ranks() as usize,
+        lockstep: side.server.dp_attention,
     };
     let prefill_cost = side_cost(sc, &pd.prefill)?;
     let decode_cost = side_cost(sc, &pd.decode)?;
@@ -29,6 +39,9 @@ pub fn simulate(sc: &Scenario, pd: &PdConfig, input: &SimInput) -> Result<PdOutp
         PdServers {
             prefill: scheds(&pd.prefill),
             decode: scheds(&pd.decode),
+            prefill_layout: layout(&pd.prefill),
+            decode_layout: layout(&pd.decode),
+            room_seed: sc.client.seed,
             prefill_cost: prefill_cost.as_ref(),
             decode_cost: decode_cost.as_ref(),
             policy: pd.policy,

@@ -8,6 +8,7 @@ use super::hardware::HardwareProfile;
 pub use super::hardware::PdTransferLink;
 use super::model::ModelSpec;
 use super::server::{LoadBalanceMethod, ServerConfig, ServerFlags};
+use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,21 @@ pub struct PdFlags {
     /// --num-reserved-decode-tokens: decode KV headroom per request in pre-allocation (512).
     #[arg(long)]
     pub num_reserved_decode_tokens: Option<u64>,
+    /// --dp of each prefill server (default --dp): DP ranks inside the server, chosen per
+    /// request as `bootstrap_room % dp` (SGLang's DP controller in PD mode).
+    #[arg(long)]
+    pub prefill_dp: Option<u64>,
+    /// --dp of each decode server (default --dp).
+    #[arg(long)]
+    pub decode_dp: Option<u64>,
+    /// --enable-dp-attention on the prefill servers (also on when --enable-dp-attention is).
+    #[arg(long)]
+    #[serde(default)]
+    pub prefill_enable_dp_attention: bool,
+    /// --enable-dp-attention on the decode servers (also on when --enable-dp-attention is).
+    #[arg(long)]
+    #[serde(default)]
+    pub decode_enable_dp_attention: bool,
 }
 
 impl PdFlags {
@@ -75,6 +91,10 @@ impl PdFlags {
         macro_rules! pick {
             ($($f:ident),*) => { PdFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)*
                 disaggregation: over.disaggregation || self.disaggregation,
+                prefill_enable_dp_attention: over.prefill_enable_dp_attention
+                    || self.prefill_enable_dp_attention,
+                decode_enable_dp_attention: over.decode_enable_dp_attention
+                    || self.decode_enable_dp_attention,
             } };
         }
         pick!(
@@ -91,7 +111,9 @@ impl PdFlags {
             transfer_bandwidth,
             transfer_latency_us,
             pd_policy,
-            num_reserved_decode_tokens
+            num_reserved_decode_tokens,
+            prefill_dp,
+            decode_dp
         )
     }
 
@@ -109,12 +131,34 @@ pub struct PdSide {
     pub server: ServerConfig,
 }
 
+impl PdSide {
+    /// GPUs of this side.
+    pub fn devices(&self) -> u64 {
+        self.replicas * self.server.devices()
+    }
+
+    /// DP ranks per server (DP-attention ranks or plain DP replicas; 1 without `--dp`).
+    pub fn ranks(&self) -> u64 {
+        self.server.dp.max(1)
+    }
+
+    /// `tp8`, `tp8 dp2` (plain DP replicas) or `tp8 dp8-attn` (DP attention).
+    pub fn parallelism(&self) -> String {
+        let s = &self.server;
+        match (s.dp, s.dp_attention) {
+            (0 | 1, _) => format!("tp{}", s.tp),
+            (dp, false) => format!("tp{} dp{dp}", s.tp),
+            (dp, true) => format!("tp{} dp{dp}-attn", s.tp),
+        }
+    }
+}
+
 /// The link a KV transfer uses, per GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TransferLink {
     pub bandwidth_bytes_per_s: f64,
     pub latency_ns: f64,
-    /// "nvlink", "rdma" or "flag".
+    /// "nvlink", "rdma", "flag" or the pre-0.4.5.post1 stub.
     pub kind: &'static str,
 }
 
@@ -151,13 +195,6 @@ impl PdConfig {
         if !pd.disaggregation {
             return Ok(None);
         }
-        if base.dp.unwrap_or(1) != 1 || base.enable_dp_attention {
-            return Err(Error::invalid(
-                "--dp",
-                "dp",
-                "--dp/--enable-dp-attention inside PD servers are not simulated yet: use --prefill-replicas/--decode-replicas",
-            ));
-        }
         let side_hw = |name: &Option<String>| match name {
             Some(n) => load_hardware(n),
             None => Ok(hardware.clone()),
@@ -178,6 +215,8 @@ impl PdConfig {
                 .prefill_chunked_prefill_size
                 .or(base.chunked_prefill_size),
             max_prefill_tokens: pd.prefill_max_prefill_tokens.or(base.max_prefill_tokens),
+            dp: pd.prefill_dp.or(base.dp),
+            enable_dp_attention: pd.prefill_enable_dp_attention || base.enable_dp_attention,
             disable_cuda_graph: true,
             ..base.clone()
         };
@@ -185,6 +224,8 @@ impl PdConfig {
             tp: pd.decode_tp.or(base.tp),
             max_running_requests: pd.decode_max_running_requests.or(base.max_running_requests),
             cuda_graph_max_bs: pd.decode_cuda_graph_max_bs.or(base.cuda_graph_max_bs),
+            dp: pd.decode_dp.or(base.dp),
+            enable_dp_attention: pd.decode_enable_dp_attention || base.enable_dp_attention,
             disable_radix_cache: true,
             ..base.clone()
         };
@@ -218,7 +259,17 @@ impl PdConfig {
                 format!("must be ≤ 2^30, got {reserved_decode_tokens}"),
             ));
         }
-        let link = transfer_link(pd, &prefill, &decode)?;
+        check_version(&prefill, &decode)?;
+        let mut link = transfer_link(pd, &prefill, &decode)?;
+        if prefill.server.version < Version::post(0, 4, 5, 1) {
+            // v0.4.4.post2–v0.4.5: `disaggregation/conn.py` is a stub whose sender and
+            // receiver "assume transfer completed instantly" (no data moved).
+            link = TransferLink {
+                bandwidth_bytes_per_s: f64::MAX,
+                latency_ns: 0.0,
+                kind: "stub (instant: SGLang < 0.4.5.post1 moves no KV)",
+            };
+        }
         Ok(Some(PdConfig {
             prefill,
             decode,
@@ -230,8 +281,7 @@ impl PdConfig {
 
     /// GPUs of the whole deployment.
     pub fn devices(&self) -> u64 {
-        self.prefill.replicas * self.prefill.server.tp
-            + self.decode.replicas * self.decode.server.tp
+        self.prefill.devices() + self.decode.devices()
     }
 
     /// Bytes the busiest GPU NIC carries per prompt token: each decode attention rank
@@ -240,10 +290,16 @@ impl PdConfig {
     /// `max(d, dtp·d/ptp)`. MHA with equal TP: the rank's head shard (all ranks in parallel);
     /// MLA: the whole latent KV per decode rank (it is replicated), times `dtp/ptp` on a
     /// prefill NIC when decode has more ranks (SGLang `common/conn.py` TP-mismatch paths).
+    ///
+    /// With DP attention a rank is `attn_tp` GPUs holding only its own requests' KV, and each
+    /// request moves between one prefill rank and one decode rank (`bootstrap_room % dp` on
+    /// both sides), so the same formula holds per rank. With EAGLE/MTP the draft model's KV
+    /// pool goes with the target's (same indices, `get_contiguous_buf_infos`).
     pub fn link_bytes_per_token(&self) -> f64 {
         let (p, d) = (&self.prefill.server, &self.decode.server);
-        let delivered = d.attn_tp as f64 * d.kv_bytes_per_token / p.attn_tp as f64;
-        delivered.max(d.kv_bytes_per_token)
+        let cell = d.kv_bytes_per_token + d.draft_kv_bytes_per_token;
+        let delivered = d.attn_tp as f64 * cell / p.attn_tp as f64;
+        delivered.max(cell)
     }
 
     /// Short name: `2P1D tp8/tp8` (with the hardware when the sides differ).
@@ -255,8 +311,11 @@ impl PdConfig {
             format!(" {}/{}", p.hardware.name, d.hardware.name)
         };
         format!(
-            "{}P{}D tp{}/tp{}{hw}",
-            p.replicas, d.replicas, p.server.tp, d.server.tp
+            "{}P{}D {}/{}{hw}",
+            p.replicas,
+            d.replicas,
+            p.parallelism(),
+            d.parallelism()
         )
     }
 
@@ -264,15 +323,16 @@ impl PdConfig {
     pub fn summary(&self) -> String {
         let side = |s: &PdSide| {
             format!(
-                "{} × {} tp {} (KV pool {} tokens, max running {}, chunk {})",
+                "{} × {} {} (KV pool {} tokens, max running {}, chunk {}{})",
                 s.replicas,
                 s.hardware.name,
-                s.server.tp,
+                s.parallelism(),
                 s.server.kv_pool_tokens,
                 s.server.max_running_requests,
                 s.server
                     .chunked_prefill_size
-                    .map_or("-1".to_string(), |c| c.to_string())
+                    .map_or("-1".to_string(), |c| c.to_string()),
+                if s.server.dp > 1 { " per DP rank" } else { "" }
             )
         };
         format!(
@@ -295,6 +355,27 @@ impl PdConfig {
     }
 }
 
+/// What the SGLang version of the deployment supports: PD from v0.4.4.post2
+/// (`--disaggregation-mode`), DP attention inside a PD server from v0.4.6 (PR #5435).
+fn check_version(prefill: &PdSide, decode: &PdSide) -> Result<()> {
+    let v = prefill.server.version;
+    if v < Version::post(0, 4, 4, 2) {
+        return Err(Error::invalid(
+            "--disaggregation",
+            "disaggregation",
+            format!("SGLang {v} has no prefill/decode disaggregation (--disaggregation-mode appeared in 0.4.4.post2)"),
+        ));
+    }
+    if (prefill.server.dp_attention || decode.server.dp_attention) && v < Version::new(0, 4, 6) {
+        return Err(Error::invalid(
+            "--enable-dp-attention",
+            "enable_dp_attention",
+            format!("SGLang {v} runs no DP attention inside PD servers (added in 0.4.6, PR #5435)"),
+        ));
+    }
+    Ok(())
+}
+
 /// The transfer link: `--transfer-bandwidth`, else NVLink when the whole deployment fits in
 /// one node of one hardware, else the profiles' RDMA NICs (the slower side's).
 fn transfer_link(pd: &PdFlags, prefill: &PdSide, decode: &PdSide) -> Result<TransferLink> {
@@ -307,7 +388,7 @@ fn transfer_link(pd: &PdFlags, prefill: &PdSide, decode: &PdSide) -> Result<Tran
             )
         })
     };
-    let devices = prefill.replicas * prefill.server.tp + decode.replicas * decode.server.tp;
+    let devices = prefill.devices() + decode.devices();
     let one_node = prefill.hardware.name == decode.hardware.name
         && devices <= prefill.hardware.link.devices_per_node as u64;
     let mut link = if one_node {

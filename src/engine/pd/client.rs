@@ -20,8 +20,8 @@ impl ServerSide for Pd<'_> {
     }
 
     /// `ServerArrival(i)` is request `i` at the router, `ServerArrival(n + i)` its KV landing
-    /// on the decode server; `StepEnd(s)` the step of prefill server `s < x` or decode server
-    /// `s − x`.
+    /// on the decode side; `StepEnd(u)` the step of prefill unit `u < x·dp` or decode unit
+    /// `u − x·dp` (with DP attention, of the group it heads).
     fn server_event(&mut self, ev: Event, t: u64) -> Result<()> {
         let n = self.input.requests.len();
         let n_prefill = self.prefill.len();
@@ -29,12 +29,16 @@ impl ServerSide for Pd<'_> {
             Event::ServerArrival(i) if i < n => self.route(i, t),
             Event::ServerArrival(k) => self.kv_landed(k - n, t),
             Event::StepEnd(s) if s < n_prefill => {
-                self.prefill_step_end(s, t)?;
+                for k in self.cfg.prefill_layout.group(s) {
+                    self.prefill_step_end(k, t)?;
+                }
                 self.run_prefill(s, t)
             }
             Event::StepEnd(s) => {
                 let d = s - n_prefill;
-                self.decode_step_end(d, t)?;
+                for k in self.cfg.decode_layout.group(d) {
+                    self.decode_step_end(k, t)?;
+                }
                 self.run_decode(d, t)
             }
             _ => Ok(()),

@@ -16,17 +16,25 @@
 //! 5. decode iterations as in a unified server; retraction offloads to the CPU and resumes
 //!    without recompute, and blocks new pre-allocation while any request is retracted.
 //!
+//! A server with `--dp` holds DP ranks, each its own scheduler (a *unit* here); the router
+//! picks a server and the server's DP controller the rank `bootstrap_room % dp` (SGLang's
+//! `round_robin_scheduler` in PD mode; the decode side reads the prefill rank the same way),
+//! with the room the router's random 63-bit id. With DP attention a server's ranks step
+//! together (`prepare_mlp_sync_batch`: an idle rank runs an empty batch, a rank in its
+//! PREBUILT iteration an idle forward) and the step is priced by `group_step_time`; without
+//! it the ranks are independent replicas. Each rank has its own NICs (its own transfer FIFO).
+//!
 //! Events reuse [`Event`]: `ServerArrival(i)` is request `i` at the router,
-//! `ServerArrival(n + i)` its KV landing on the decode server, `StepEnd(s)` the step of
-//! prefill server `s < x` or decode server `s − x`.
+//! `ServerArrival(n + i)` its KV landing on the decode side, `StepEnd(u)` the step of prefill
+//! unit `u < x·dp` or decode unit `u − x·dp` (a DP-attention group's step: its first unit).
 mod client;
+mod decode;
 mod stages;
 
 pub use stages::{PdStats, SideStats, StageStats};
 
 use super::client_loop::{run_events, BenchClient};
 use super::event::{step_end_time, Event, EventQueue, MAX_CLOCK_NS};
-use super::request::Phase;
 use super::router::Router;
 use super::scheduler::{Batch, SchedStats, Scheduler};
 use super::sim::{SimInput, SimOutput, SimStats};
@@ -39,10 +47,35 @@ use crate::spec::server::LoadBalanceMethod;
 use stages::Stamps;
 use std::collections::VecDeque;
 
+/// How one side's schedulers form servers: `ranks` consecutive schedulers per server, which
+/// step together when `lockstep` (DP attention).
+#[derive(Debug, Clone, Copy)]
+pub struct SideLayout {
+    pub ranks: usize,
+    pub lockstep: bool,
+}
+
+impl SideLayout {
+    /// The units that step with unit `u` (itself alone unless lockstep).
+    fn group(&self, u: usize) -> std::ops::Range<usize> {
+        if self.lockstep {
+            let s = u / self.ranks * self.ranks;
+            s..s + self.ranks
+        } else {
+            u..u + 1
+        }
+    }
+}
+
 /// The servers of a PD deployment and how they are joined.
 pub struct PdServers<'a> {
+    /// One scheduler per DP rank, server by server (`replicas × ranks`).
     pub prefill: Vec<Scheduler>,
     pub decode: Vec<Scheduler>,
+    pub prefill_layout: SideLayout,
+    pub decode_layout: SideLayout,
+    /// Seeds the router's `bootstrap_room` draws (they choose the DP rank on both sides).
+    pub room_seed: u64,
     pub prefill_cost: &'a dyn StepCost,
     pub decode_cost: &'a dyn StepCost,
     pub policy: LoadBalanceMethod,
@@ -70,11 +103,15 @@ struct Route {
     d_local: usize,
     /// Prompt tokens whose KV is already on the transfer queue.
     kv_queued: u64,
+    /// Prefill KV tokens held until the transfer completes.
+    held: u64,
 }
 
 struct PrefillServer {
     sched: Scheduler,
     batch: Option<Batch>,
+    /// Its step (or its DP-attention group's) is in flight.
+    stepping: bool,
     globals: Vec<usize>,
     /// When its NICs finish the transfers queued so far.
     link_free_ns: u64,
@@ -84,6 +121,7 @@ struct PrefillServer {
 struct DecodeServer {
     sched: Scheduler,
     batch: Option<Batch>,
+    stepping: bool,
     globals: Vec<usize>,
     streams: Streams,
     prealloc: VecDeque<usize>,
@@ -110,6 +148,9 @@ struct Pd<'a> {
 struct PdConfigView<'a> {
     prefill_cost: &'a dyn StepCost,
     decode_cost: &'a dyn StepCost,
+    prefill_layout: SideLayout,
+    decode_layout: SideLayout,
+    room_seed: u64,
     reserved: u64,
     ns_per_token: f64,
     latency_ns: u64,
@@ -118,9 +159,15 @@ struct PdConfigView<'a> {
 /// Runs the PD simulation to completion.
 pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
     let n = input.requests.len();
-    if input.dispatch_ns.len() != n || servers.prefill.is_empty() || servers.decode.is_empty() {
+    let uneven = |v: &[Scheduler], l: SideLayout| l.ranks == 0 || v.len() % l.ranks != 0;
+    if input.dispatch_ns.len() != n
+        || servers.prefill.is_empty()
+        || servers.decode.is_empty()
+        || uneven(&servers.prefill, servers.prefill_layout)
+        || uneven(&servers.decode, servers.decode_layout)
+    {
         return Err(Error::Msg(
-            "internal: dispatch times and requests differ in length, or a PD side has no server"
+            "internal: dispatch times and requests differ in length, or a PD side has no server or a partial one"
                 .into(),
         ));
     }
@@ -129,6 +176,9 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
         cfg: PdConfigView {
             prefill_cost: servers.prefill_cost,
             decode_cost: servers.decode_cost,
+            prefill_layout: servers.prefill_layout,
+            decode_layout: servers.decode_layout,
+            room_seed: servers.room_seed,
             reserved: servers.reserved_decode_tokens,
             ns_per_token: servers.transfer_ns_per_token,
             latency_ns: servers.transfer_latency_ns,
@@ -139,6 +189,7 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
             .map(|sched| PrefillServer {
                 sched,
                 batch: None,
+                stepping: false,
                 globals: Vec::new(),
                 link_free_ns: 0,
                 busy_ns: 0,
@@ -150,6 +201,7 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
             .map(|sched| DecodeServer {
                 sched,
                 batch: None,
+                stepping: false,
                 globals: Vec::new(),
                 streams: Streams::default(),
                 prealloc: VecDeque::new(),
@@ -173,18 +225,39 @@ pub fn simulate_pd(input: &SimInput, servers: PdServers) -> Result<PdOutput> {
 impl Pd<'_> {
     // --- router, pre-allocation, transfer ----------------------------------------------------
 
-    /// The router picks a prefill and a decode server independently; the request waits in the
-    /// decode server's pre-allocation queue (and in the prefill server's bootstrap queue).
+    /// The router's `bootstrap_room` for request `i`: a random 63-bit id (`generate_room_id`),
+    /// here a SplitMix64 draw from the seed so reruns are identical.
+    fn room(&self, i: usize) -> u64 {
+        let mut z = self.cfg.room_seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) >> 1
+    }
+
+    /// The router picks a prefill and a decode server independently (by the summed load of
+    /// their ranks); each server's DP controller picks the rank `room % dp`. The request waits
+    /// in the decode rank's pre-allocation queue (and in the prefill rank's bootstrap queue).
     fn route(&mut self, i: usize, t: u64) -> Result<()> {
         let req = self.input.requests[i];
+        let room = self.room(i);
+        let (pr, dr) = (self.cfg.prefill_layout.ranks, self.cfg.decode_layout.ranks);
         let prefill = &self.prefill;
-        let p = self
-            .p_router
-            .pick(prefill.len(), |k| prefill[k].sched.load());
-        let decode = &self.decode;
-        let d = self.d_router.pick(decode.len(), |k| {
-            decode[k].sched.load() + decode[k].prealloc.len() as u64 + decode[k].in_transfer
+        let p_server = self.p_router.pick(prefill.len() / pr, |k| {
+            (k * pr..(k + 1) * pr)
+                .map(|u| prefill[u].sched.load())
+                .sum()
         });
+        let p = p_server * pr + (room % pr as u64) as usize;
+        let decode = &self.decode;
+        let d_server = self.d_router.pick(decode.len() / dr, |k| {
+            (k * dr..(k + 1) * dr)
+                .map(|u| {
+                    let ds = &decode[u];
+                    ds.sched.load() + ds.prealloc.len() as u64 + ds.in_transfer
+                })
+                .sum()
+        });
+        let d = d_server * dr + (room % dr as u64) as usize;
         let ps = &mut self.prefill[p];
         let p_local = ps.sched.add_request(req.prompt_len, 1);
         ps.sched.set_cached_prefix(p_local, req.cached_prefix);
@@ -199,14 +272,14 @@ impl Pd<'_> {
         let c = &mut self.routes[i];
         (c.prefill, c.decode, c.p_local, c.d_local) = (p as u32, d as u32, p_local, d_local);
         self.stamps[i].router_ns = t;
-        if self.decode[d].batch.is_none() {
+        if !self.decode[d].stepping {
             self.run_decode(d, t)?;
         }
         Ok(())
     }
 
     /// `process_decode_queue`: resume retracted requests; if none is left retracted,
-    /// pre-allocate FIFO until the first refusal and hand those to their prefill servers.
+    /// pre-allocate FIFO until the first refusal and hand those to their prefill ranks.
     fn poll_prealloc(&mut self, d: usize, t: u64) -> Result<()> {
         let reserved = self.cfg.reserved;
         let ds = &mut self.decode[d];
@@ -224,21 +297,21 @@ impl Pd<'_> {
             self.stamps[i].prealloc_ns = t;
             let ps = &mut self.prefill[c.prefill as usize];
             ps.sched.arrive(c.p_local);
-            if ps.batch.is_none() {
+            if !ps.stepping {
                 woken.push(c.prefill as usize);
             }
         }
         woken.dedup();
         for p in woken {
-            if self.prefill[p].batch.is_none() {
+            if !self.prefill[p].stepping {
                 self.run_prefill(p, t)?;
             }
         }
         Ok(())
     }
 
-    /// Queues `tokens` of request `i`'s KV on prefill server `p`'s NICs at `t`; the last piece
-    /// schedules the landing on the decode server.
+    /// Queues `tokens` of request `i`'s KV on prefill unit `p`'s NICs at `t`; the last piece
+    /// schedules the landing on the decode side.
     fn queue_transfer(&mut self, p: usize, i: usize, tokens: u64, last: bool, t: u64) {
         let ps = &mut self.prefill[p];
         let start = ps.link_free_ns.max(t);
@@ -257,14 +330,20 @@ impl Pd<'_> {
         }
     }
 
-    /// Request `i`'s KV and first token landed on its decode server.
+    /// Request `i`'s KV and first token landed on its decode rank: the prefill rank frees its
+    /// copy (which may let it admit more) and the decode rank takes the request.
     fn kv_landed(&mut self, i: usize, t: u64) -> Result<()> {
         let c = self.routes[i];
+        let p = c.prefill as usize;
+        self.prefill[p].sched.pd_release_held(c.held);
+        if !self.prefill[p].stepping {
+            self.run_prefill(p, t)?;
+        }
         let d = c.decode as usize;
         let ds = &mut self.decode[d];
         ds.in_transfer -= 1;
         ds.sched.pd_transferred(c.d_local);
-        if ds.batch.is_none() {
+        if !ds.stepping {
             self.run_decode(d, t)?;
         }
         Ok(())
@@ -272,25 +351,50 @@ impl Pd<'_> {
 
     // --- prefill servers ----------------------------------------------------------------------
 
+    /// Launches the next step of prefill unit `p` (its whole group with DP attention), or
+    /// lets it go idle.
     fn run_prefill(&mut self, p: usize, t: u64) -> Result<()> {
-        let ps = &mut self.prefill[p];
-        let Some(b) = ps.sched.next_batch() else {
-            ps.sched.on_idle();
-            ps.batch = None;
-            return Ok(());
-        };
-        for it in &b.prefill {
-            let i = ps.globals[it.id];
-            if self.stamps[i].prefill_start_ns.is_none() {
-                self.stamps[i].prefill_start_ns = Some(t);
+        let group = self.cfg.prefill_layout.group(p);
+        let mut batches = Vec::with_capacity(group.len());
+        for k in group.clone() {
+            let ps = &mut self.prefill[k];
+            let b = ps.sched.next_batch();
+            match &b {
+                None => ps.sched.on_idle(),
+                Some(b) => {
+                    for it in &b.prefill {
+                        let i = ps.globals[it.id];
+                        if self.stamps[i].prefill_start_ns.is_none() {
+                            self.stamps[i].prefill_start_ns = Some(t);
+                        }
+                    }
+                }
             }
+            batches.push(b);
         }
-        let st = self.cfg.prefill_cost.step_time(&b.shape);
-        let end = step_end_time(t, st.total_ns, &b.shape)?;
-        self.prefill[p].busy_ns += end - t;
-        self.sample(p, t, end - t, &b.shape, false);
-        self.q.push(end, Event::StepEnd(p));
-        self.prefill[p].batch = Some(b);
+        if batches.iter().all(Option::is_none) {
+            group.for_each(|k| self.prefill[k].stepping = false);
+            return Ok(());
+        }
+        let shapes: Vec<BatchShape> = batches
+            .iter()
+            .map(|b| b.as_ref().map(|b| b.shape).unwrap_or_default())
+            .collect();
+        let st = match shapes.as_slice() {
+            [one] => self.cfg.prefill_cost.step_time(one),
+            all => self.cfg.prefill_cost.group_step_time(all),
+        };
+        let end = step_end_time(t, st.total_ns, &shapes)?;
+        for (k, b) in group.clone().zip(batches) {
+            if let Some(b) = &b {
+                self.sample(k, t, end - t, &b.shape, false);
+            }
+            let ps = &mut self.prefill[k];
+            ps.busy_ns += end - t;
+            ps.stepping = true;
+            ps.batch = b;
+        }
+        self.q.push(end, Event::StepEnd(group.start));
         self.steps += 1;
         Ok(())
     }
@@ -304,7 +408,7 @@ impl Pd<'_> {
         if self.input.check_invariants {
             ps.sched.check_invariants().map_err(|e| {
                 Error::Msg(format!(
-                    "invariant violated on prefill server {p} at t={t} ns: {e}"
+                    "invariant violated on prefill unit {p} at t={t} ns: {e}"
                 ))
             })?;
         }
@@ -317,97 +421,13 @@ impl Pd<'_> {
                 it.extend
             };
             self.queue_transfer(p, i, tokens, it.last_chunk, t);
-        }
-        Ok(())
-    }
-
-    // --- decode servers -----------------------------------------------------------------------
-
-    fn run_decode(&mut self, d: usize, t: u64) -> Result<()> {
-        self.poll_prealloc(d, t)?;
-        let ds = &mut self.decode[d];
-        let Some(b) = ds.sched.pd_next_batch() else {
-            ds.sched.on_idle();
-            ds.batch = None;
-            return Ok(());
-        };
-        for &local in &b.retracted {
-            self.client[ds.globals[local]].retract(&mut ds.streams);
-        }
-        let prebuilt = !b.decode;
-        let dur_ns = if prebuilt {
-            // PREBUILT: no GPU forward, one scheduler iteration of CPU.
-            let shape = BatchShape {
-                prefill_reqs: b.prefill.len() as u64,
-                ..Default::default()
-            };
-            self.cfg.decode_cost.step_time(&shape).cpu_ns
-        } else {
-            self.cfg.decode_cost.step_time(&b.shape).total_ns
-        };
-        let end = step_end_time(t, dur_ns, &b.shape)?;
-        self.decode[d].busy_ns += end - t;
-        self.sample(d, t, end - t, &b.shape, true);
-        self.q.push(end, Event::StepEnd(self.prefill.len() + d));
-        self.decode[d].batch = Some(b);
-        self.steps += 1;
-        Ok(())
-    }
-
-    fn decode_step_end(&mut self, d: usize, t: u64) -> Result<()> {
-        let ds = &mut self.decode[d];
-        let Some(batch) = ds.batch.take() else {
-            return Ok(());
-        };
-        let res = if batch.decode {
-            ds.sched.complete(&batch)
-        } else {
-            ds.sched.pd_complete_prebuilt(&batch)
-        };
-        if self.input.check_invariants {
-            ds.sched.check_invariants().map_err(|e| {
-                Error::Msg(format!(
-                    "invariant violated on decode server {d} at t={t} ns: {e}"
-                ))
-            })?;
-        }
-        let emit = t + self.input.overheads.stream_latency_ns.round() as u64;
-        let obs = self.client.observe(emit);
-        if batch.decode {
-            ds.streams.decode_tokens(res.decoded, obs);
-        }
-        let mut joined = 0;
-        for &local in &res.prefill_tokens {
-            let i = ds.globals[local];
-            self.client[i].first_obs = Some(obs);
-            self.stamps[i].first_token_ns = t;
-            if ds.sched.phase(local) == Phase::Running {
-                self.client[i].joined = Some((obs, ds.streams.decode_steps()));
-                self.client[i].last_obs = obs;
-                joined += 1;
+            if it.last_chunk {
+                let own = prompt.saturating_sub(self.input.requests[i].cached_prefix);
+                self.routes[i].held = self.prefill[p].sched.pd_hold(own);
             }
         }
-        ds.streams
-            .prefill_tokens(res.prefill_tokens.len() as u64, joined, obs);
-        // Resumed (retracted) requests rejoin: their next gap counts from their last token.
-        if !batch.decode {
-            for it in &batch.prefill {
-                let i = ds.globals[it.id];
-                // Fresh requests got their first token at `t` above.
-                if self.stamps[i].first_token_ns == t || ds.sched.phase(it.id) != Phase::Running {
-                    continue;
-                }
-                let last = self.client[i].last_obs;
-                ds.streams.prefill_tokens(0, 1, last);
-                self.client[i].joined = Some((last, ds.streams.decode_steps()));
-            }
-        }
-        for &local in &res.finished {
-            self.client.finished(ds.globals[local], obs, &mut self.q);
-        }
         Ok(())
     }
-
     fn sample(&mut self, s: usize, t: u64, dur: u64, shape: &BatchShape, decode_side: bool) {
         if !self.input.record_timeline {
             return;
@@ -467,6 +487,7 @@ impl Pd<'_> {
         let mut sched = SchedStats::default();
         sched.absorb(&pd.prefill.sched);
         sched.absorb(&pd.decode.sched);
+        let first_accept = self.decode[0].sched.spec_accept_length();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());
         for ds in self.decode {
             itl.extend(ds.streams.itl);
@@ -488,8 +509,9 @@ impl Pd<'_> {
                     failed,
                 },
                 timeline: self.timeline,
-                // Speculative decoding is not modelled on PD deployments (refused at resolve).
-                accept_length: None,
+                // bench_serving reads the first decode server's first rank
+                // (`internal_states[0]` of the PD router's server info).
+                accept_length: first_accept,
             },
             pd,
         })

@@ -101,6 +101,8 @@ pub struct Scheduler {
     ratio_decay: f64,
     batch_is_full: bool,
     join_seq: u64,
+    /// PD prefill server: KV of finished prompts still being transferred (`prebuilt.rs`).
+    pd_held_tokens: u64,
     /// Requests that finished in the last decode step and, with the overlap scheduler, still
     /// occupy a slot of the next decode step: (count, Σ context).
     ghosts: (u64, u64),
@@ -138,6 +140,7 @@ impl Scheduler {
             ratio_decay: (init_ratio - min_ratio) / 600.0,
             batch_is_full: false,
             join_seq: 0,
+            pd_held_tokens: 0,
             ghosts: (0, 0),
             window,
             groups: IdMap::default(),
@@ -492,6 +495,7 @@ impl Scheduler {
             let r = &self.reqs[id];
             expect += self.own_alloc(r, r.prefilled);
         }
+        expect += self.pd_held_tokens;
         // A PD decode server's pre-allocated requests hold their prompt KV while waiting.
         expect += self
             .reqs

@@ -5,9 +5,12 @@
 //! prefill server sampled), and the resumption of decode-side retractions (KV offloaded to the
 //! CPU and reloaded, never recomputed). Retraction itself is the unified one
 //! (`scheduler/decode.rs`); the retracted requests wait in the waiting queue holding no KV.
+//! On the prefill side, a finished prompt's KV stays allocated while it is transferred
+//! (`disagg_prefill_inflight_queue`: `release_kv_cache` only on the sender's `Success`).
 use super::{Batch, PrefillItem, Scheduler, StepResult};
 use crate::cost::BatchShape;
 use crate::engine::request::Phase;
+use crate::spec::version::Version;
 
 /// SGLang's `SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION` used by the pre-allocation memory test.
 const PREALLOC_CLIP_MAX_NEW_TOKENS: u64 = 4096;
@@ -23,15 +26,18 @@ impl Scheduler {
 
     /// `_allocatable_tokens` (without the single-request guarantee): free KV minus
     /// `reserved` tokens per running, transferring (`in_transfer`) and transferred request,
-    /// minus what the retracted requests need to come back.
-    fn pd_allocatable(&self, in_transfer: u64, reserved: u64) -> i64 {
-        let retracted: u64 = self
-            .waiting
-            .iter()
-            .map(|&id| &self.reqs[id])
-            .filter(|r| r.prefilled == 0)
-            .map(|r| r.input_len + r.out + reserved)
-            .sum();
+    /// minus (with `count_retracted`) what the retracted requests need to come back.
+    fn pd_allocatable(&self, in_transfer: u64, reserved: u64, count_retracted: bool) -> i64 {
+        let retracted: u64 = match count_retracted {
+            true => self
+                .waiting
+                .iter()
+                .map(|&id| &self.reqs[id])
+                .filter(|r| r.prefilled == 0)
+                .map(|r| r.input_len + r.out + reserved)
+                .sum(),
+            false => 0,
+        };
         let holders = self.running.len() + in_transfer + self.pd_ready();
         self.kv_free() as i64 - (reserved * holders) as i64 - retracted as i64
     }
@@ -48,10 +54,11 @@ impl Scheduler {
     }
 
     /// `resume_retracted_reqs`: retracted requests come back FIFO (KV reloaded from the CPU)
-    /// while `input + output + reserved` fits; true when none is left retracted (only then may
-    /// new requests be pre-allocated).
+    /// while `input + output + reserved` fits what is allocatable not counting the retracted
+    /// ones (`_allocatable_tokens(count_retracted=False)`); true when none is left retracted
+    /// (only then may new requests be pre-allocated).
     pub fn pd_resume_retracted(&mut self, in_transfer: u64, reserved: u64) -> bool {
-        let mut allocatable = self.pd_allocatable(in_transfer, reserved);
+        let mut allocatable = self.pd_allocatable(in_transfer, reserved, false);
         let ids: Vec<usize> = self
             .waiting
             .iter()
@@ -62,8 +69,8 @@ impl Scheduler {
         for id in ids {
             let (input, out) = (self.reqs[id].input_len, self.reqs[id].out);
             let held = self.running.len() + in_transfer + self.pd_ready();
-            // Its own `reserved` is already part of the retracted sum in `allocatable`.
-            if ((input + out) as i64) > allocatable || held >= self.pd_slots() {
+            let need = (input + out + reserved) as i64;
+            if need > allocatable || held >= self.pd_slots() {
                 all = false;
                 break;
             }
@@ -71,7 +78,7 @@ impl Scheduler {
             let alloc = self.own_alloc(&self.reqs[id], ctx);
             self.allocate(alloc);
             self.reqs[id].prefilled = ctx;
-            allocatable -= (input + out) as i64;
+            allocatable -= need;
         }
         all
     }
@@ -79,13 +86,23 @@ impl Scheduler {
     /// `pop_preallocated` for one request (FIFO; the caller stops at the first refusal):
     /// reserves its prompt KV when
     /// `max(input + reserved, input + min(max_new, 4096) − retractable) ≤ allocatable` and a
-    /// request slot is free. True when it was pre-allocated.
+    /// request slot is free. True when it was pre-allocated. Per version: the single-request
+    /// guarantee (the second term) exists from v0.4.8 (before, `input + reserved ≤
+    /// allocatable` alone), the 4096 clip from v0.5.2.
     pub fn pd_preallocate(&mut self, id: usize, in_transfer: u64, reserved: u64) -> bool {
-        let allocatable = self.pd_allocatable(in_transfer, reserved);
+        let allocatable = self.pd_allocatable(in_transfer, reserved, true);
         let r = &self.reqs[id];
+        let version = self.cfg.version;
         let retractable = self.running.ctx_sum() as i64;
-        let clip = r.max_new.min(PREALLOC_CLIP_MAX_NEW_TOKENS) as i64;
-        let need = ((r.input_len + reserved) as i64).max(r.input_len as i64 + clip - retractable);
+        let clip = match version >= Version::new(0, 5, 2) {
+            true => r.max_new.min(PREALLOC_CLIP_MAX_NEW_TOKENS),
+            false => r.max_new,
+        } as i64;
+        let single = match version >= Version::new(0, 4, 8) {
+            true => r.input_len as i64 + clip - retractable,
+            false => 0,
+        };
+        let need = ((r.input_len + reserved) as i64).max(single);
         let held = self.running.len() + in_transfer + self.pd_ready();
         if need > allocatable || held >= self.pd_slots() {
             return false;
@@ -97,6 +114,22 @@ impl Scheduler {
         r.prefilled = input;
         r.phase = Phase::Waiting;
         true
+    }
+
+    /// Prefill side: keeps `tokens` of a finished prompt's KV allocated until its transfer
+    /// completes (at most what is free: the prompt's own KV was just released); returns the
+    /// tokens held, to give back with [`Scheduler::pd_release_held`].
+    pub fn pd_hold(&mut self, tokens: u64) -> u64 {
+        let held = self.cfg.ceil_page(tokens).min(self.kv_free());
+        self.allocate(held);
+        self.pd_held_tokens += held;
+        held
+    }
+
+    /// Prefill side: the transfer of a prompt holding `tokens` completed.
+    pub fn pd_release_held(&mut self, tokens: u64) {
+        self.release(tokens);
+        self.pd_held_tokens -= tokens;
     }
 
     /// The request's KV (and first token) arrived: it joins the waiting queue for PREBUILT.
