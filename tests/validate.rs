@@ -640,3 +640,55 @@ fn a_quoted_result_takes_its_arguments_from_the_client_command() {
     let none = parse_log(&result, "none.txt").unwrap_err().to_string();
     assert!(none.contains("sglang.bench_serving"), "{none}");
 }
+
+/// `prior-runs:` (the cookbook's runs on one server, same seed, no flush): the 10 prompts of
+/// P004-00 are the first 10 of P004-01 (numpy draws are sequential; both logs total the same
+/// 6101 input tokens over them), so replaying P004-01 after P004-00 finds exactly those 10
+/// prompts cached, each but its last token, and nothing else; its first requests then skip
+/// most of the start-up burst's prefill, so the mean TTFT drops.
+#[test]
+fn prior_runs_make_the_same_index_prompts_of_earlier_runs_cache_hits() {
+    use servesim::validate::replay::with_prior_runs;
+    let m = public_manifest();
+    let args_of = |id: &str| {
+        let e = m.entry(id)?;
+        let log = parse_log_file(&m.log_path(e)).ok()?;
+        log.runs.get(e.run).map(|r| r.args.clone())
+    };
+    let first = args_of("P004-00").unwrap();
+    let first_log = parse_log_file(&m.log_path(m.entry("P004-00").unwrap())).unwrap();
+    assert_eq!(first_log.runs[0].metrics.total_input_tokens, 6101);
+    let e = m.entry("P004-01").unwrap();
+    assert_eq!(
+        e.prior_runs.as_ref().map(|p| p.value.clone()),
+        Some(vec!["P004-00".to_string()])
+    );
+    let log = parse_log_file(&m.log_path(e)).unwrap();
+    let run = &log.runs[e.run];
+    let source = e.file.as_str();
+    let cold = Overrides::default();
+    let warm = with_prior_runs(&cold, e, &run.args, args_of).unwrap();
+    assert_eq!(
+        warm.client.prior_runs.as_deref(),
+        Some(format!("10:1000:1000:{}", first.random_range_ratio.unwrap_or(0.0)).as_str())
+    );
+    let (_, cold_out) = simulate_run(run, Some(e), &cold, source).unwrap();
+    let (_, warm_out) = simulate_run(run, Some(e), &warm, source).unwrap();
+    // Without prior runs only the warm-up's prompt (request 0) is a hit.
+    let first_len = cold_out.stats.sched.prefix_hit_tokens + 1;
+    assert!(first_len > 1 && first_len <= 1000, "{first_len}");
+    assert_eq!(warm_out.stats.sched.prefix_hit_tokens, 6101 - 10);
+    assert!(
+        warm_out.metrics.ttft_ms.mean < cold_out.metrics.ttft_ms.mean,
+        "{} vs {}",
+        warm_out.metrics.ttft_ms.mean,
+        cold_out.metrics.ttft_ms.mean
+    );
+    // A run whose listed entry is not a `random` run with its seed is refused by name.
+    let mut bad = e.clone();
+    bad.prior_runs.as_mut().unwrap().value = vec!["P003-00".into()];
+    let err = with_prior_runs(&cold, &bad, &run.args, args_of)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("P004-01") && err.contains("P003-00"), "{err}");
+}

@@ -3,9 +3,11 @@
 //! headline metrics, and a [`Summary`] of median and max |error| per metric, overall and per
 //! hardware family). Errors are `(simulated − real) / real × 100`. A run that cannot be
 //! replayed or simulated keeps its row, with the error text, instead of aborting the table.
-use super::logparse::{parse_log_file, Metrics, ParsedLog};
+use super::logparse::{parse_log_file, BenchArgs, Metrics, ParsedLog};
 use super::manifest::{Entry, Manifest};
-use super::replay::{scenario_for, totals_match, workload_short, LengthSource, Overrides, Replay};
+use super::replay::{
+    scenario_for, totals_match, with_prior_runs, workload_short, LengthSource, Overrides, Replay,
+};
 use crate::metrics::BenchMetrics;
 use crate::report::ReportHeader;
 use crate::simulation::{run as simulate, RunOutput};
@@ -287,18 +289,25 @@ pub fn validate(manifest: &Manifest) -> Validation {
 /// [`validate`] with settings that override every entry (e.g. the cost backend).
 pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
     let mut logs: BTreeMap<String, std::result::Result<ParsedLog, String>> = BTreeMap::new();
+    for e in &manifest.entries {
+        logs.entry(e.file.clone())
+            .or_insert_with(|| parse_log_file(&manifest.log_path(e)).map_err(|x| x.to_string()));
+    }
+    let args_of = |id: &str| {
+        let e = manifest.entry(id)?;
+        let log = logs.get(&e.file)?.as_ref().ok()?;
+        log.runs.get(e.run).map(|r| r.args.clone())
+    };
     let runs = manifest
         .entries
         .iter()
         .map(|e| {
-            let log = logs.entry(e.file.clone()).or_insert_with(|| {
-                parse_log_file(&manifest.log_path(e)).map_err(|x| x.to_string())
-            });
             validate_entry(
                 e,
                 ov,
-                log.as_ref().map_err(Clone::clone),
+                logs[&e.file].as_ref().map_err(Clone::clone),
                 &manifest.dir.join(&e.file).display().to_string(),
+                &args_of,
             )
         })
         .collect::<Vec<_>>();
@@ -330,6 +339,7 @@ fn validate_entry(
     ov: &Overrides,
     log: std::result::Result<&ParsedLog, String>,
     source: &str,
+    args_of: &dyn Fn(&str) -> Option<BenchArgs>,
 ) -> RunRow {
     let family = load_hardware(&e.hardware.value)
         .map(|h| {
@@ -380,7 +390,14 @@ fn validate_entry(
     for c in &mut row.cells {
         c.real = Some(c.metric.values(&run.metrics, &BenchMetrics::default()).0);
     }
-    match simulate_run(run, Some(e), ov, source) {
+    let ov = match with_prior_runs(ov, e, &run.args, args_of) {
+        Ok(o) => o,
+        Err(x) => {
+            row.error = Some(x.to_string());
+            return row;
+        }
+    };
+    match simulate_run(run, Some(e), &ov, source) {
         Ok((replay, out)) => {
             let m = &out.metrics;
             row.lengths = Some(replay.lengths);
