@@ -24,8 +24,9 @@ pub const MAX_PRIOR_RUNS: usize = 64;
 
 const FLAG: &str = "--prior-runs";
 
-/// Parses `N:IN:OUT[:RATIO],...` (empty: none).
-pub fn parse_prior_runs(text: &str) -> Result<Vec<PriorRun>> {
+/// Parses `N:IN:OUT[:RATIO],...` (empty: none); `max_prompts` bounds each N (the run's own
+/// limit, `workload::MAX_PROMPTS`).
+pub fn parse_prior_runs(text: &str, max_prompts: u64) -> Result<Vec<PriorRun>> {
     let bad = |what: String| Error::invalid(FLAG, "prior_runs", what);
     let items: Vec<&str> = text
         .split(',')
@@ -59,7 +60,6 @@ pub fn parse_prior_runs(text: &str) -> Result<Vec<PriorRun>> {
                         ))
                     })
             };
-            let max_prompts = super::workload::MAX_PROMPTS;
             let max_len = super::yaml_numbers::MAX_COUNT;
             let range_ratio = match parts.get(3) {
                 None => 0.0,
@@ -89,19 +89,21 @@ mod tests {
 
     #[test]
     fn parses_runs_and_rejects_bad_items_with_the_limit() {
-        let r = parse_prior_runs("10:1000:1000, 80:8000:1000:0.5").unwrap();
+        let r = parse_prior_runs("10:1000:1000, 80:8000:1000:0.5", 1000).unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!(
             (r[1].num_prompts, r[1].input_len, r[1].output_len),
             (80, 8000, 1000)
         );
         assert_eq!((r[0].range_ratio, r[1].range_ratio), (0.0, 0.5));
-        assert!(parse_prior_runs("").unwrap().is_empty());
-        let e = parse_prior_runs("10:1000").unwrap_err().to_string();
+        assert!(parse_prior_runs("", 1000).unwrap().is_empty());
+        let e = parse_prior_runs("10:1000", 1000).unwrap_err().to_string();
         assert!(e.contains("--prior-runs") && e.contains("N:IN:OUT"), "{e}");
-        let e = parse_prior_runs("0:1000:10").unwrap_err().to_string();
-        assert!(e.contains("between 1 and"), "{e}");
-        let e = parse_prior_runs("5:10:10:1.5").unwrap_err().to_string();
+        let e = parse_prior_runs("0:1000:10", 1000).unwrap_err().to_string();
+        assert!(e.contains("between 1 and 1000"), "{e}");
+        let e = parse_prior_runs("5:10:10:1.5", 1000)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("between 0 and 1"), "{e}");
     }
 }

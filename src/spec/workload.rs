@@ -573,7 +573,7 @@ impl ClientConfig {
             bench_version,
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
-            prior_runs: parse_prior_runs(f.prior_runs.as_deref().unwrap_or(""))?,
+            prior_runs: parse_prior_runs(f.prior_runs.as_deref().unwrap_or(""), MAX_PROMPTS)?,
             kind,
             vllm: VllmClientConfig::resolve(&f.vllm, f.random_range_ratio, request_rate)?,
         })
