@@ -21,6 +21,12 @@ out=validation/public/RESULTS.md
   echo "0.5.6); kvcached's overhead benchmark (ovg-project/kvcached @f5330bc): Llama-3.2-3B on one A100-80G, plain SGLang"
   echo "0.4.6.post2, 8/16/32 req/s. Left out: SGLang PR #6939 (DeepSeek-V3 on 8x B200, June 2025) is the source of seed"
   echo "log 004, so it is in sample; SGLang servers measured with vLLM's client are listed in vllm-candidates.md."
+  echo
+  echo "Runs listed under one launch command on a page ran on one server, in page order, with the same"
+  echo "\`--seed\` and no \`--flush-cache\`: their \`random\` prompts are the same ShareGPT turns at the same index,"
+  echo "so each run finds its predecessors' prompts in the radix cache. The manifest's \`prior-runs:\` replays"
+  echo "that (\`--prior-runs\`, src/client/prior.rs); see the notes at the end for what it changes and what"
+  echo "TTFT error remains."
   for model in roofline kernels; do
     echo
     echo "## Cost model: \`$model\`"
@@ -29,5 +35,6 @@ out=validation/public/RESULTS.md
     "$bin" validate --manifest "$manifest" --cost-model "$model"
     echo '```'
   done
+  cat validation/public/ttft-notes.md
 } > "$out"
 echo "wrote $out"

@@ -24,7 +24,8 @@
 //!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
-//!   `engine::running`;
+//!   `engine::running`; hits left by earlier runs on the same server (`--prior-runs`):
+//!   `client::prior`;
 //! - the client's semaphore, sends and token streams: `engine::client_loop` (one client loop
 //!   for the unified and the PD event loops), `engine::stream`;
 //! - bench_serving's numbers computed: `metrics::aggregate`; printed: `report::text`;

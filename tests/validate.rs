@@ -777,3 +777,52 @@ fn gpustack_entries_refuse_missing_versions_and_the_wrong_engine() {
         "{err}"
     );
 }
+
+/// `prior-runs:` (the cookbook's runs on one server, same seed, no flush): the 10 prompts of
+/// P004-00 are the first 10 of P004-01 (numpy draws are sequential; both logs total the same
+/// 6101 input tokens over them), so replaying P004-01 after P004-00 finds exactly those 10
+/// prompts cached (each but its last token; request 0 is cached by the warm-up either way) and
+/// nothing else; its first requests then skip most of the start-up burst's prefill, so the
+/// mean TTFT drops.
+#[test]
+fn prior_runs_make_the_same_index_prompts_of_earlier_runs_cache_hits() {
+    use servesim::client::dataset::random::sample_random_lengths;
+    use servesim::validate::replay::{scenario_for, with_prior_runs};
+    let m = public_manifest();
+    let args_of = |id: &str| {
+        let e = m.entry(id)?;
+        let log = parse_log_file(&m.log_path(e)).ok()?;
+        log.runs.get(e.run).map(|r| r.args.clone())
+    };
+    let first_log = parse_log_file(&m.log_path(m.entry("P004-00").unwrap())).unwrap();
+    assert_eq!(first_log.runs[0].metrics.total_input_tokens, 6101);
+    let e = m.entry("P004-01").unwrap();
+    assert_eq!(
+        e.prior_runs.as_ref().map(|p| p.value.clone()),
+        Some(vec!["P004-00".to_string()])
+    );
+    let log = parse_log_file(&m.log_path(e)).unwrap();
+    let run = &log.runs[e.run];
+    let cold = Overrides::default();
+    let warm = with_prior_runs(&cold, e, &run.args, args_of).unwrap();
+    assert_eq!(warm.client.prior_runs.as_deref(), Some("10:1000:1000:0"));
+    let simulate = |ov: &Overrides| {
+        let mut sc = scenario_for(run, Some(e), ov, &e.file).unwrap().scenario;
+        sc.record_timeline = true;
+        let out = servesim::simulation::run(&sc).unwrap();
+        let computed: u64 = out.timeline.iter().map(|s| s.prefill_tokens).sum();
+        (computed, out.metrics.ttft_ms.mean)
+    };
+    let (cold_tokens, cold_ttft) = simulate(&cold);
+    let (warm_tokens, warm_ttft) = simulate(&warm);
+    let first_len = sample_random_lengths(1, 1, 1000, 1000, 0.0, false)[0].0;
+    assert_eq!(cold_tokens - warm_tokens, 6101 - first_len - 9);
+    assert!(warm_ttft < cold_ttft, "{warm_ttft} vs {cold_ttft}");
+    // A listed entry that is not a `random` run with this run's seed is refused by name.
+    let mut bad = e.clone();
+    bad.prior_runs.as_mut().unwrap().value = vec!["P003-00".into()];
+    let err = with_prior_runs(&cold, &bad, &run.args, args_of)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("P004-01") && err.contains("P003-00"), "{err}");
+}

@@ -10,7 +10,7 @@ use crate::spec::hardware::HardwareProfile;
 use crate::spec::server::ServerConfig;
 use crate::validate::logparse::{parse_log_file, Metrics, ParsedLog};
 use crate::validate::manifest::Manifest;
-use crate::validate::replay::{scenario_for, LengthSource, Overrides, Replay};
+use crate::validate::replay::{scenario_for, with_prior_runs, LengthSource, Overrides, Replay};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -173,6 +173,12 @@ impl RunSet {
                 .ok_or_else(|| {
                     Error::Msg(format!("{source}: no run {} (entry {})", e.run, e.id))
                 })?;
+            // Entries with `prior-runs:` (none among the seeds) re-read the listed runs' logs.
+            let ov = with_prior_runs(&ov, e, &run.args, |id| {
+                let p = manifest.entry(id)?;
+                let log = parse_log_file(&manifest.log_path(p)).ok()?;
+                log.runs.get(p.run).map(|r| r.args.clone())
+            })?;
             let replay = scenario_for(run, Some(e), &ov, &source)?;
             let (real, itl) = real_values(&run.metrics);
             runs.push(FitRun {

@@ -122,7 +122,8 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             .and_then(|m| m.find(&file_name, run.index));
         // Wall time of building the scenario and simulating it.
         let started = std::time::Instant::now();
-        let simulated = simulate_run(run, entry, &ov, &source)
+        let simulated = entry_overrides(manifest.as_ref(), entry, run, &ov)
+            .and_then(|ov| simulate_run(run, entry, &ov, &source))
             .map(|(replay, out)| (replay, out, started.elapsed().as_secs_f64()));
         let (replay, out) = match simulated {
             Ok((replay, out, wall_s)) => {
@@ -275,4 +276,22 @@ fn replay_vllm(
         );
     }
     emit(out_w, &text)
+}
+
+/// The overrides of a run whose manifest entry lists `prior-runs:` (the listed entries' logs,
+/// beside the manifest, give their arguments), as `validate` replays it.
+fn entry_overrides(
+    manifest: Option<&Manifest>,
+    entry: Option<&crate::validate::manifest::Entry>,
+    run: &crate::validate::logparse::ParsedRun,
+    ov: &Overrides,
+) -> Result<Overrides> {
+    match (manifest, entry) {
+        (Some(m), Some(e)) => crate::validate::replay::with_prior_runs(ov, e, &run.args, |id| {
+            let p = m.entry(id)?;
+            let log = parse_log_file(&m.log_path(p)).ok()?;
+            log.runs.get(p.run).map(|r| r.args.clone())
+        }),
+        _ => Ok(ov.clone()),
+    }
 }

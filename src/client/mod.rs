@@ -6,6 +6,7 @@
 pub mod arrivals;
 pub mod dataset;
 pub mod flavour;
+pub mod prior;
 pub mod rng;
 pub mod send;
 pub mod vllm;

@@ -217,6 +217,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         dispatch_end_ns = dispatch_ns.iter().copied().max().unwrap_or(0);
     }
     let warm_cached = plan.warm_first && sc.server.radix_cache;
+    let held = prior_held(sc, rows.len());
     // The rows are dropped here: a fresh vector (not an in-place collect, which would keep the
     // rows' larger allocation for the whole run).
     let mut requests = Vec::with_capacity(rows.len());
@@ -226,7 +227,10 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         cached_prefix: if i == 0 && warm_cached {
             r.prompt_len
         } else {
-            0
+            held.get(i).map_or(0, |&h| {
+                let page = sc.server.page_size.max(1);
+                crate::client::prior::cached_prefix(r.prompt_len, h) / page * page
+            })
         },
         prefix_group: r.prefix_group,
         prefix_len: r.prefix_len.min(r.prompt_len),
@@ -275,6 +279,29 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         pd,
     };
     Ok((output, out.record))
+}
+
+/// `--prior-runs`: the longest earlier prompt of each index still in the radix cache (empty
+/// when there is none: no radix cache, a flush after the warm-up, or a dataset whose prompts
+/// differ between runs; `random-ids` draws its offsets after the lengths, per run).
+fn prior_held(sc: &Scenario, n: usize) -> Vec<u64> {
+    let c = &sc.client;
+    if c.prior_runs.is_empty()
+        || !sc.server.radix_cache
+        || c.flush_cache
+        || c.kind.is_vllm()
+        || c.dataset_name != "random"
+        || sc.lengths.is_some()
+    {
+        return Vec::new();
+    }
+    crate::client::prior::held_prompt_lens(
+        &c.prior_runs,
+        c.seed as u32,
+        sc.flavour().output_min_one,
+        n,
+        sc.server.kv_pool_tokens,
+    )
 }
 
 /// The requests and send times of the emulated client.

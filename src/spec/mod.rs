@@ -8,6 +8,7 @@ pub mod hf_config;
 pub mod load;
 pub mod model;
 pub mod pd;
+pub mod prior_runs;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod server_flags;

@@ -1,6 +1,7 @@
 //! The client side of a scenario: `bench_serving`'s flags (same names), and the scenario file
 //! (`workloads/*.yaml`) that bundles hardware, model, server flags and client flags.
 use super::load::{from_yaml_str, read_text};
+use super::prior_runs::{parse_prior_runs, PriorRun};
 use super::server::ServerFlags;
 use super::version::Version;
 use super::vllm_client::{ClientKind, VllmClientConfig, VllmClientFlags, VLLM_NEWEST};
@@ -105,6 +106,10 @@ pub struct ClientFlags {
     #[arg(long)]
     #[serde(default)]
     pub flush_cache: bool,
+    /// Earlier `random` runs on this server, same seed, cache not flushed (`N:IN:OUT[:RATIO]`,
+    /// comma-separated, oldest first): their prompts are radix-cache hits (`spec::prior_runs`).
+    #[arg(long)]
+    pub prior_runs: Option<String>,
     /// Client emulated: `real` (bench_serving's single asyncio loop pays a send cost per
     /// request; default of run/replay/validate) or `ideal` (sends cost nothing; default of
     /// plan and sweep, so the server alone limits throughput).
@@ -216,6 +221,7 @@ impl ClientFlags {
             seed,
             bench_version,
             warmup_requests,
+            prior_runs,
             client_model,
             client_send_us
         )
@@ -340,6 +346,8 @@ pub struct ClientConfig {
     pub bench_version: Version,
     pub warmup_requests: u64,
     pub flush_cache: bool,
+    /// `--prior-runs`: earlier runs whose prompts are in the radix cache.
+    pub prior_runs: Vec<PriorRun>,
     /// Which client is emulated, and `--client-send-us` when given (the send cost itself is
     /// `client::send::send_ns`).
     pub client_model: ClientModel,
@@ -568,6 +576,7 @@ impl ClientConfig {
             bench_version,
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
+            prior_runs: parse_prior_runs(f.prior_runs.as_deref().unwrap_or(""), MAX_PROMPTS)?,
             kind,
             vllm: VllmClientConfig::resolve(&f.vllm, f.random_range_ratio, request_rate)?,
         })

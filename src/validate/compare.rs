@@ -3,9 +3,11 @@
 //! headline metrics, and a [`Summary`] of median and max |error| per metric, overall and per
 //! hardware family). Errors are `(simulated − real) / real × 100`. A run that cannot be
 //! replayed or simulated keeps its row, with the error text, instead of aborting the table.
-use super::logparse::{parse_log_file, Metrics, ParsedLog};
+use super::logparse::{parse_log_file, BenchArgs, Metrics, ParsedLog};
 use super::manifest::{Entry, Manifest};
-use super::replay::{scenario_for, totals_match, workload_short, LengthSource, Overrides, Replay};
+use super::replay::{
+    scenario_for, totals_match, with_prior_runs, workload_short, LengthSource, Overrides, Replay,
+};
 use super::vllm::entry::{
     parse_vllm_log, scenario_for_entry, simulated_values, workload_short as vllm_short, VllmLog,
 };
@@ -331,19 +333,26 @@ pub fn validate(manifest: &Manifest) -> Validation {
 /// [`validate`] with settings that override every entry (e.g. the cost backend).
 pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
     let mut logs: BTreeMap<String, std::result::Result<Log, String>> = BTreeMap::new();
+    for e in &manifest.entries {
+        logs.entry(e.file.clone())
+            .or_insert_with(|| read_log(&manifest.log_path(e)).map_err(|x| x.to_string()));
+    }
+    let args_of = |id: &str| {
+        let e = manifest.entry(id)?;
+        match logs.get(&e.file)?.as_ref().ok()? {
+            Log::Sglang(log) => log.runs.get(e.run).map(|r| r.args.clone()),
+            Log::Vllm(_) => None,
+        }
+    };
     let runs = manifest
         .entries
         .iter()
         .map(|e| {
-            let path = manifest.log_path(e);
-            let log = logs
-                .entry(e.file.clone())
-                .or_insert_with(|| read_log(&path).map_err(|x| x.to_string()));
-            let source = path.display().to_string();
-            match log.as_ref().map_err(Clone::clone) {
+            let source = manifest.log_path(e).display().to_string();
+            match logs[&e.file].as_ref().map_err(Clone::clone) {
                 Ok(Log::Vllm(v)) => validate_vllm_entry(e, ov, v, &source),
-                Ok(Log::Sglang(l)) => validate_entry(e, ov, Ok(l), &source),
-                Err(x) => validate_entry(e, ov, Err(x), &source),
+                Ok(Log::Sglang(l)) => validate_entry(e, ov, Ok(l), &source, &args_of),
+                Err(x) => validate_entry(e, ov, Err(x), &source, &args_of),
             }
         })
         .collect::<Vec<_>>();
@@ -426,6 +435,7 @@ fn validate_entry(
     ov: &Overrides,
     log: std::result::Result<&ParsedLog, String>,
     source: &str,
+    args_of: &dyn Fn(&str) -> Option<BenchArgs>,
 ) -> RunRow {
     let mut row = empty_row(e);
     let run = match log.and_then(|l| {
@@ -446,7 +456,14 @@ fn validate_entry(
     for c in &mut row.cells {
         c.real = Some(c.metric.values(&run.metrics, &BenchMetrics::default()).0);
     }
-    match simulate_run(run, Some(e), ov, source) {
+    let ov = match with_prior_runs(ov, e, &run.args, args_of) {
+        Ok(o) => o,
+        Err(x) => {
+            row.error = Some(x.to_string());
+            return row;
+        }
+    };
+    match simulate_run(run, Some(e), &ov, source) {
         Ok((replay, out)) => {
             let m = &out.metrics;
             row.lengths = Some(replay.lengths);

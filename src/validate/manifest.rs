@@ -118,6 +118,10 @@ pub struct Entry {
     /// run servesim does not model faithfully). Absent: the run counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub out_of_medians: Option<String>,
+    /// Earlier entries run on the same server before this one (same seed, no cache flush, no
+    /// restart), by id, oldest first: their prompts are radix-cache hits (`--prior-runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_runs: Option<Fact<Vec<String>>>,
     /// 1-based line of the entry in the manifest (filled in by [`Manifest::parse`]).
     #[serde(skip)]
     pub line: usize,
@@ -152,6 +156,9 @@ impl Entry {
         );
         for (k, f) in &self.server {
             out.insert(format!("server.{k}"), f.reason());
+        }
+        if let Some(p) = &self.prior_runs {
+            out.insert("prior-runs".to_string(), p.reason());
         }
         out
     }
@@ -251,6 +258,14 @@ impl Manifest {
                 }
             }
             e.server_flags().map_err(|x| err("server", x.to_string()))?;
+            for id in e.prior_runs.iter().flat_map(|p| &p.value) {
+                if id == &e.id || !ids.contains(id) {
+                    return Err(err(
+                        "prior-runs",
+                        format!("`{id}` is not an entry listed before this one"),
+                    ));
+                }
+            }
             for value in [&mut e.hardware.value, &mut e.model.value] {
                 *value = beside_manifest(value, dir);
             }
@@ -265,6 +280,11 @@ impl Manifest {
     /// The log file of an entry.
     pub fn log_path(&self, e: &Entry) -> PathBuf {
         self.dir.join(&e.file)
+    }
+
+    /// The entry with this id.
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
     }
 
     /// The entry for run `run` of the log named `file_name` (compared by file name only).

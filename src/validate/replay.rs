@@ -154,6 +154,50 @@ pub fn scenario_for(
     })
 }
 
+/// The overrides of an entry with `prior-runs:`: `--prior-runs` from the listed entries' own
+/// client arguments (`args_of` finds an entry's; each must be a `random` run with this run's
+/// seed). A `--prior-runs` given on the command line wins.
+pub fn with_prior_runs(
+    ov: &Overrides,
+    entry: &Entry,
+    this: &BenchArgs,
+    args_of: impl Fn(&str) -> Option<BenchArgs>,
+) -> Result<Overrides> {
+    let Some(prior) = entry
+        .prior_runs
+        .as_ref()
+        .filter(|_| ov.client.prior_runs.is_none())
+    else {
+        return Ok(ov.clone());
+    };
+    let bad =
+        |why: String| Error::invalid(format!("manifest entry {}", entry.id), "prior-runs", why);
+    let mut items = Vec::new();
+    for id in &prior.value {
+        let a = args_of(id).ok_or_else(|| bad(format!("no parsed run for entry `{id}`")))?;
+        match (
+            a.dataset_name.as_str(),
+            a.random_input_len,
+            a.random_output_len,
+        ) {
+            ("random", Some(i), Some(o)) if a.seed == this.seed => items.push(format!(
+                "{}:{i}:{o}:{}",
+                a.num_prompts,
+                a.random_range_ratio.unwrap_or(0.0)
+            )),
+            _ => {
+                return Err(bad(format!(
+                    "`{id}` is not a `random` run with seed {} and explicit lengths",
+                    this.seed
+                )))
+            }
+        }
+    }
+    let mut out = ov.clone();
+    out.client.prior_runs = Some(items.join(","));
+    Ok(out)
+}
+
 /// Client flags from a run's Namespace. Errors for workloads servesim cannot rebuild.
 pub fn client_flags(a: &BenchArgs) -> std::result::Result<ClientFlags, String> {
     let dataset = match a.dataset_name.as_str() {
