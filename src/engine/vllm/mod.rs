@@ -8,6 +8,12 @@
 //! prepended to the waiting queue) until they do. Prefix caching hits whole blocks, at most
 //! `num_tokens − 1` tokens.
 //!
+//! V0 (0.6–0.7, `vllm/core/scheduler.py`) runs through the same code with four switches in
+//! [`VllmSchedConfig`]: prefill-first steps without chunked prefill, admission after a
+//! preemption with it, the 1% block watermark at admission, and the last *arrived* running
+//! request as the preemption victim; its whole prompt must fit at admission (V0 allocates
+//! it at once), and it has no prefix caching unless asked.
+//!
 //! The running requests whose prompt is computed decode in [`Running`] (O(1) aggregates, as
 //! SGLang's batch); the ones still prefilling are a short list in admission order. Decodes
 //! are scheduled before partial prefills: the same as vLLM's running order (admission order)
@@ -21,6 +27,7 @@ use super::kv::KvPool;
 use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Member, Running};
 use super::scheduler::{SchedStats, StepResult};
+use crate::cost::BatchShape;
 use crate::spec::server::ServerConfig;
 use crate::spec::vllm::defaults;
 use std::collections::{BTreeSet, VecDeque};
@@ -44,8 +51,20 @@ pub struct VllmSchedConfig {
     pub full_sequence_must_fit: bool,
     /// Usable KV blocks × block size.
     pub kv_pool_tokens: u64,
-    /// CUDA-graph capture sizes in tokens, ascending (empty when eager).
+    /// CUDA-graph capture sizes, ascending (empty when eager): tokens in V1, decode batch
+    /// sizes in V0.
     pub capture_sizes: Vec<u64>,
+    /// V0 without chunked prefill (`_schedule_default`): a step that admits prompts runs
+    /// only them; decodes run in steps that admit nothing.
+    pub prefill_first: bool,
+    /// V0 with chunked prefill (`_schedule_chunked_prefill`): new prompts are admitted even
+    /// in a step that preempted (V1 admits none then).
+    pub admit_after_preemption: bool,
+    /// V0's watermark: tokens (whole blocks) an admission must leave free.
+    pub watermark_tokens: u64,
+    /// The preemption victim is the last arrived running request (V0, FCFS by arrival);
+    /// V1 takes the last admitted.
+    pub victim_by_arrival: bool,
 }
 
 impl VllmSchedConfig {
@@ -62,6 +81,10 @@ impl VllmSchedConfig {
             full_sequence_must_fit: v.full_sequence_must_fit,
             kv_pool_tokens: v.usable_blocks() * v.block_size,
             capture_sizes: v.capture_sizes.clone(),
+            prefill_first: !v.chunked_prefill,
+            admit_after_preemption: v.is_v0() && v.chunked_prefill,
+            watermark_tokens: v.watermark_blocks * v.block_size,
+            victim_by_arrival: v.is_v0(),
         })
     }
 
@@ -74,6 +97,20 @@ impl VllmSchedConfig {
     pub fn padded_tokens(&self, tokens: u64) -> Option<u64> {
         let i = self.capture_sizes.partition_point(|&s| s < tokens);
         self.capture_sizes.get(i).copied()
+    }
+
+    /// Sets how `shape` runs under CUDA graphs: V0 replays a decode graph of the padded
+    /// batch size for pure decode steps only (prefill and mixed steps run eagerly); V1 pads
+    /// every step up to the largest capture size by tokens.
+    pub fn set_graph(&self, shape: &mut BatchShape) {
+        shape.graph_bs = if self.victim_by_arrival {
+            match shape.prefill_reqs {
+                0 => self.padded_tokens(shape.decode_reqs),
+                _ => None,
+            }
+        } else {
+            self.padded_tokens(shape.prefill_tokens + shape.decode_reqs)
+        };
     }
 }
 
