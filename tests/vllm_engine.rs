@@ -603,3 +603,88 @@ fn a_crowded_v0_run_preempts_and_still_serves_every_token() {
         assert_eq!(format!("{:?}", out.metrics), format!("{:?}", again.metrics));
     }
 }
+
+#[test]
+fn graph_rules_by_version_pure_decode_full_mixed_piecewise_v0_eager() {
+    use servesim::cost::Launch;
+    // One step with a decode and a 40-token prefill, then a pure decode step, per version.
+    let launches = |version: &str| {
+        let flags = ServerFlags {
+            num_gpu_blocks_override: Some(101),
+            max_num_batched_tokens: Some(64),
+            max_num_seqs: Some(32),
+            max_model_len: Some(64),
+            enable_chunked_prefill: version.starts_with("0.6"),
+            vllm_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        let mut s =
+            VllmScheduler::new(&vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b"), None).unwrap();
+        let a = s.add_request(20, 30);
+        s.arrive(a);
+        step(&mut s);
+        let b = s.add_request(40, 1);
+        s.arrive(b);
+        let mixed = step(&mut s).shape;
+        let decode = step(&mut s).shape;
+        assert_eq!((mixed.prefill_reqs, decode.prefill_reqs), (1, 0));
+        (
+            mixed.launch(),
+            mixed.graph_bs,
+            decode.launch(),
+            decode.graph_bs,
+        )
+    };
+    // 0.11+ FULL_AND_PIECEWISE: the mixed step (41 tokens) pads to the 48-token piece
+    // (capture sizes 1, 2, 4, 8, …, 64 = 2 × max_num_seqs).
+    let want = (Launch::Piecewise, Some(48), Launch::Graph, Some(1));
+    assert_eq!(launches("0.11.0"), want);
+    // 0.8–0.10 PIECEWISE: the pure decode step is piecewise too.
+    let want = (Launch::Piecewise, Some(48), Launch::Piecewise, Some(1));
+    assert_eq!(launches("0.10.0"), want);
+    // V0: decode-only graphs by batch size; the mixed step is eager.
+    assert_eq!(
+        launches("0.6.3"),
+        (Launch::Eager, None, Launch::Graph, Some(1))
+    );
+}
+
+#[test]
+fn piecewise_graphs_keep_three_tenths_of_the_eager_launch_cost_by_hand() {
+    use servesim::cost::BatchShape;
+    // qwen2.5-0.5b (24 layers, tp 1: no all-reduce) on an H100, whose profile's eager launch
+    // cost is 43,300 ns per layer. The same 8-request decode step, padded to the graph of 8:
+    // a full graph pays no per-layer launch, piecewise graphs 0.3 × 43,300 per layer (three
+    // launches of about ten), eager all of it. Every other term is the same: both backends.
+    for backend in ["roofline", "kernels"] {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some("vllm".into()),
+                vllm_version: Some("0.11.0".parse().unwrap()),
+                cost_model: Some(backend.into()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        let cost = sc.step_cost().unwrap();
+        let full = BatchShape {
+            decode_reqs: 8,
+            decode_ctx_sum: 8 * 1024,
+            graph_bs: Some(8),
+            ..Default::default()
+        };
+        let piecewise = BatchShape {
+            piecewise: true,
+            ..full
+        };
+        let eager = BatchShape {
+            graph_bs: None,
+            ..full
+        };
+        let gpu = |s: &BatchShape| cost.step_time(s).gpu_ns;
+        let (f, p, e) = (gpu(&full), gpu(&piecewise), gpu(&eager));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(close(p - f, 24.0 * 0.3 * 43_300.0), "{backend}: {}", p - f);
+        assert!(close(e - f, 24.0 * 43_300.0), "{backend}: {}", e - f);
+    }
+}

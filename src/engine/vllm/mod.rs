@@ -65,6 +65,22 @@ pub struct VllmSchedConfig {
     /// The preemption victim is the last arrived running request (V0, FCFS by arrival);
     /// V1 takes the last admitted.
     pub victim_by_arrival: bool,
+    /// Which steps replay CUDA graphs, and how.
+    pub graphs: GraphRule,
+}
+
+/// Which steps run under CUDA graphs, by engine and version (reference A.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphRule {
+    /// V0: pure decode steps replay a full graph of the padded batch size; prefill and mixed
+    /// steps run eagerly.
+    DecodeOnly,
+    /// V1 0.8–0.10 (`cudagraph_mode` PIECEWISE): every step up to the largest capture size
+    /// (in tokens) runs piecewise: attention eager between captured pieces.
+    Piecewise,
+    /// V1 0.11+ (FULL_AND_PIECEWISE): pure decode steps replay full graphs, mixed steps
+    /// piecewise ones.
+    FullAndPiecewise,
 }
 
 impl VllmSchedConfig {
@@ -85,6 +101,13 @@ impl VllmSchedConfig {
             admit_after_preemption: v.is_v0() && v.chunked_prefill,
             watermark_tokens: v.watermark_blocks * v.block_size,
             victim_by_arrival: v.is_v0(),
+            graphs: if v.is_v0() {
+                GraphRule::DecodeOnly
+            } else if v.version < defaults::FULL_AND_PIECEWISE_SINCE {
+                GraphRule::Piecewise
+            } else {
+                GraphRule::FullAndPiecewise
+            },
         })
     }
 
@@ -99,17 +122,16 @@ impl VllmSchedConfig {
         self.capture_sizes.get(i).copied()
     }
 
-    /// Sets how `shape` runs under CUDA graphs: V0 replays a decode graph of the padded
-    /// batch size for pure decode steps only (prefill and mixed steps run eagerly); V1 pads
-    /// every step up to the largest capture size by tokens.
+    /// Sets how `shape` runs under CUDA graphs, per [`GraphRule`]: V1 pads every step up to
+    /// the largest capture size by tokens (a larger step runs eagerly, unpadded).
     pub fn set_graph(&self, shape: &mut BatchShape) {
-        shape.graph_bs = if self.victim_by_arrival {
-            match shape.prefill_reqs {
-                0 => self.padded_tokens(shape.decode_reqs),
-                _ => None,
-            }
-        } else {
-            self.padded_tokens(shape.prefill_tokens + shape.decode_reqs)
+        let mixed = shape.prefill_reqs > 0;
+        let tokens = shape.prefill_tokens + shape.decode_reqs;
+        (shape.graph_bs, shape.piecewise) = match self.graphs {
+            GraphRule::DecodeOnly if mixed => (None, false),
+            GraphRule::DecodeOnly => (self.padded_tokens(shape.decode_reqs), false),
+            GraphRule::Piecewise => (self.padded_tokens(tokens), true),
+            GraphRule::FullAndPiecewise => (self.padded_tokens(tokens), mixed),
         };
     }
 }

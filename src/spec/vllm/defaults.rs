@@ -119,6 +119,11 @@ pub const CLIPS_MAX_TOKENS_SINCE: Version = v(0, 32, 0);
 /// all (`schedule`@0.31+: a lone request may take the whole budget).
 pub const LONE_REQUEST_UNCAPPED_SINCE: Version = v(0, 31, 0);
 
+/// First version whose `cudagraph_mode` defaults to FULL_AND_PIECEWISE (reference A.10):
+/// pure decode steps replay full graphs (attention inside), mixed steps piecewise ones.
+/// Before it (0.8.0–0.10.x) every graphed step is piecewise (attention always eager).
+pub const FULL_AND_PIECEWISE_SINCE: Version = v(0, 11, 0);
+
 /// Default KV block size: 16 on CUDA (`platforms/cuda.py`), forced by the MLA backends:
 /// FlashMLA 64 on Hopper (0.8.5+), CUTLASS-MLA 128 on Blackwell (0.11+), Triton-MLA 16 else.
 pub fn block_size(arch: Arch, mla: bool, version: Version) -> u64 {
