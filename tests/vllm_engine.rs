@@ -688,3 +688,86 @@ fn piecewise_graphs_keep_three_tenths_of_the_eager_launch_cost_by_hand() {
         assert!(close(e - f, 24.0 * 43_300.0), "{backend}: {}", e - f);
     }
 }
+
+/// qwen2.5-0.5b on vLLM `version` with 101 blocks of 16, a 64-token budget, 8 sequences and
+/// `--async-scheduling` when `async_flag` (0.14+ has it on by default).
+fn small_at(version: &str, async_flag: bool) -> VllmScheduler {
+    let flags = ServerFlags {
+        num_gpu_blocks_override: Some(101),
+        max_num_batched_tokens: Some(64),
+        max_num_seqs: Some(8),
+        max_model_len: Some(64),
+        async_scheduling: async_flag,
+        vllm_version: Some(version.parse().unwrap()),
+        ..Default::default()
+    };
+    VllmScheduler::new(&vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b"), None).unwrap()
+}
+
+#[test]
+fn async_scheduling_sees_a_request_arriving_mid_step_one_step_later() {
+    // `step_with_batch_queue`: step N+1 is scheduled while step N runs, so B, arriving
+    // during A's prefill step, is first scheduled in the step after next (A decodes alone
+    // in between); synchronous 0.13 admits it at once.
+    for (version, b_admitted_in) in [("0.14.0", 3), ("0.13.0", 2)] {
+        let mut s = small_at(version, false);
+        let a = s.add_request(20, 30);
+        s.arrive(a);
+        let first = s.next_batch().unwrap();
+        let b = s.add_request(20, 5);
+        s.arrive(b); // while step 1 is in flight
+        s.complete(&first);
+        let mut admitted = None;
+        for n in 2..=3 {
+            let batch = step(&mut s);
+            if batch.prefill.iter().any(|p| p.id == b) && admitted.is_none() {
+                admitted = Some(n);
+            }
+        }
+        assert_eq!(admitted, Some(b_admitted_in), "vLLM {version}");
+    }
+    // Nothing else to run: the late arrival is scheduled at once.
+    let mut s = small_at("0.14.0", false);
+    let a = s.add_request(20, 1);
+    s.arrive(a);
+    let first = s.next_batch().unwrap();
+    let b = s.add_request(20, 5);
+    s.arrive(b);
+    s.complete(&first);
+    assert_eq!(chunks(&step(&mut s)), vec![(b, 20, 0, true)]);
+}
+
+#[test]
+fn async_scheduling_before_0_12_wastes_a_decode_slot_on_a_finished_request() {
+    // A (2 outputs) and B (10) prefill together, then decode once: A finishes. In 0.10–0.11
+    // with --async-scheduling the next step was scheduled before A's finish was seen: A
+    // still takes a decode slot (its output dropped); 0.12+ skips it ("Avoid scheduling an
+    // extra step"), and so does synchronous scheduling.
+    for (version, async_flag, decodes) in [
+        ("0.11.0", true, 2),
+        ("0.11.0", false, 1),
+        ("0.12.0", true, 1),
+    ] {
+        let mut s = small_at(version, async_flag);
+        let a = s.add_request(20, 2);
+        let b = s.add_request(20, 10);
+        s.arrive(a);
+        s.arrive(b);
+        step(&mut s);
+        step(&mut s);
+        assert_eq!(s.phase(a), Phase::Finished);
+        let third = step(&mut s);
+        assert_eq!(
+            third.shape.decode_reqs, decodes,
+            "vLLM {version} async {async_flag}"
+        );
+        // The wasted slot attends to A's 22 tokens (context 21 + the dropped one).
+        let b_only = 22;
+        assert_eq!(
+            third.shape.decode_ctx_sum,
+            b_only + (decodes - 1) * 22,
+            "vLLM {version}"
+        );
+        assert_eq!(s.output_tokens(b), 3);
+    }
+}

@@ -67,6 +67,23 @@ pub struct VllmSchedConfig {
     pub victim_by_arrival: bool,
     /// Which steps replay CUDA graphs, and how.
     pub graphs: GraphRule,
+    /// Async scheduling (`step_with_batch_queue`): step N+1 is scheduled while step N runs,
+    /// so requests that arrive during step N wait for step N+2 (unless N+1 is empty).
+    pub async_scheduling: bool,
+    /// Async scheduling before 0.12: a request that finishes in step N is scheduled once
+    /// more in step N+1 (its slot, budget token and blocks taken, its output dropped).
+    pub async_wasted_slot: bool,
+}
+
+/// Requests that finished in the step just completed but, under async scheduling before
+/// 0.12, still take a decode slot in the next one (aggregates only).
+#[derive(Debug, Clone, Copy, Default)]
+struct Ghosts {
+    reqs: u64,
+    /// Σ context of the wasted decodes (each attends to its context + 1).
+    ctx_sum: u64,
+    /// KV tokens they hold until the next step is formed.
+    kv_tokens: u64,
 }
 
 /// Which steps run under CUDA graphs, by engine and version (reference A.10).
@@ -101,6 +118,9 @@ impl VllmSchedConfig {
             admit_after_preemption: v.is_v0() && v.chunked_prefill,
             watermark_tokens: v.watermark_blocks * v.block_size,
             victim_by_arrival: v.is_v0(),
+            async_scheduling: v.async_scheduling,
+            async_wasted_slot: v.async_scheduling
+                && v.version < defaults::ASYNC_SKIPS_FINISHED_SINCE,
             graphs: if v.is_v0() {
                 GraphRule::DecodeOnly
             } else if v.version < defaults::FULL_AND_PIECEWISE_SINCE {
@@ -157,6 +177,11 @@ pub struct VllmScheduler {
     join_seq: u64,
     /// This step's scheduler holds one request in all (the long-prefill cap is off, 0.31+).
     alone: bool,
+    /// Async scheduling: requests that arrived while a step was in flight (not yet seen by
+    /// the scheduler), and whether a step is in flight.
+    staged: Vec<usize>,
+    in_flight: bool,
+    ghosts: Ghosts,
     window: Option<u64>,
     stats: SchedStats,
     finished_scratch: Vec<Member>,
@@ -179,6 +204,9 @@ impl VllmScheduler {
             kv: KvPool::new(cfg.kv_pool_tokens),
             join_seq: 0,
             alone: false,
+            staged: Vec::new(),
+            in_flight: false,
+            ghosts: Ghosts::default(),
             window,
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),
@@ -204,7 +232,7 @@ impl VllmScheduler {
         self.decoding.members().map(|m| m.id)
     }
     pub fn waiting_len(&self) -> usize {
-        self.waiting.len()
+        self.waiting.len() + self.staged.len()
     }
     /// Local ids in the waiting queue, head first (for tests and reports).
     pub fn waiting_ids(&self) -> impl Iterator<Item = usize> + '_ {
@@ -234,13 +262,15 @@ impl VllmScheduler {
         self.cfg.kv_pool_tokens
     }
     pub fn load(&self) -> u64 {
-        self.waiting.len() as u64 + self.running_len()
+        self.waiting_len() as u64 + self.running_len()
     }
     pub fn has_work(&self) -> bool {
-        !self.waiting.is_empty() || !self.order.is_empty()
+        !self.waiting.is_empty() || !self.order.is_empty() || !self.staged.is_empty()
     }
     /// Nothing to run: vLLM keeps no state across idle periods.
-    pub fn on_idle(&mut self) {}
+    pub fn on_idle(&mut self) {
+        self.in_flight = false;
+    }
 
     /// Registers a request (not yet arrived). Ids must be dense from 0.
     pub fn add_request(&mut self, input_len: u64, max_new: u64) -> usize {
@@ -259,10 +289,15 @@ impl VllmScheduler {
             self.groups.insert(id, (group & !OWN_BLOCKS_KEY, prefix));
         }
     }
-    /// A request reaches the waiting queue (at the tail).
+    /// A request reaches the waiting queue (at the tail); under async scheduling, while a
+    /// step is in flight, it is seen one schedule later ([`VllmSchedConfig::async_scheduling`]).
     pub fn arrive(&mut self, id: usize) {
         self.reqs[id].phase = Phase::Waiting;
-        self.waiting.push_back(id);
+        if self.cfg.async_scheduling && self.in_flight {
+            self.staged.push(id);
+        } else {
+            self.waiting.push_back(id);
+        }
     }
 
     /// Tokens of `r`'s context it holds itself (not through the cache), block-rounded.
@@ -313,6 +348,7 @@ impl VllmScheduler {
         for &m in &done {
             let ctx = self.decoding.ctx_of(&m);
             self.leave_running(m.id, ctx, true);
+            self.keep_as_ghost(m.id, ctx);
             let r = &mut self.reqs[m.id];
             r.out = r.max_new;
             r.phase = Phase::Finished;
@@ -335,6 +371,7 @@ impl VllmScheduler {
                 r.phase = Phase::Finished;
                 res.finished.push(it.id);
                 self.leave_running(it.id, ctx, true);
+                self.keep_as_ghost(it.id, ctx);
             } else {
                 r.phase = Phase::Running;
                 let (input, out, max_new) = (r.input_len, r.out, r.max_new);
@@ -345,6 +382,19 @@ impl VllmScheduler {
         res.finished.sort_unstable();
         self.stats.max_running = self.stats.max_running.max(self.running_len());
         res
+    }
+
+    /// Async scheduling before 0.12: finished request `id` (context `ctx`) takes a decode
+    /// slot in the next step, holding its blocks until that step is formed.
+    fn keep_as_ghost(&mut self, id: usize, ctx: u64) {
+        if !self.cfg.async_wasted_slot {
+            return;
+        }
+        let own = self.own_alloc(&self.reqs[id], ctx);
+        self.kv.allocate(own);
+        self.ghosts.reqs += 1;
+        self.ghosts.ctx_sum += ctx + 1;
+        self.ghosts.kv_tokens += own;
     }
 
     /// After its prompt is computed, a request's shared prefix (whole blocks) moves into its
@@ -364,11 +414,12 @@ impl VllmScheduler {
     /// capacity, running ≤ max_num_seqs, phases consistent with the sets.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.kv.check()?;
-        let mut expect: u64 = self
+        let mut expect: u64 = self.ghosts.kv_tokens;
+        expect += self
             .decoding
             .members()
             .map(|m| self.own_alloc(&self.reqs[m.id], self.decoding.ctx_of(m)))
-            .sum();
+            .sum::<u64>();
         for &id in &self.prefilling {
             let r = &self.reqs[id];
             expect += self.own_alloc(r, r.prefilled);

@@ -19,8 +19,26 @@ enum Victim {
 }
 
 impl VllmScheduler {
-    /// The next step's batch, or `None` when nothing can run.
+    /// The next step's batch, or `None` when nothing can run. Under async scheduling the
+    /// requests that arrived during the step just finished are not seen (vLLM scheduled this
+    /// step while that one ran) unless this step would otherwise be empty; the finished
+    /// requests' wasted slots (before 0.12) ride in it and free their blocks once it is formed.
     pub fn next_batch(&mut self) -> Option<Batch> {
+        let held = std::mem::take(&mut self.staged);
+        let mut batch = self.schedule();
+        let empty = batch.is_none();
+        self.waiting.extend(held);
+        if empty && self.waiting.len() > 0 {
+            batch = self.schedule();
+        }
+        let g = std::mem::take(&mut self.ghosts);
+        self.kv.release(g.kv_tokens);
+        self.in_flight = batch.is_some();
+        batch
+    }
+
+    /// One call of `schedule()` over the requests the scheduler sees.
+    fn schedule(&mut self) -> Option<Batch> {
         self.reqs.trim();
         self.alone = self.cfg.lone_request_uncapped && self.load() == 1;
         let mut retracted = Vec::new();
@@ -37,7 +55,7 @@ impl VllmScheduler {
         let mut budget = self
             .cfg
             .max_num_batched_tokens
-            .saturating_sub(self.decoding.len());
+            .saturating_sub(self.decoding.len() + self.ghosts.reqs);
         self.schedule_partials(&mut budget, &mut items, &mut retracted, &mut preempted);
         // Waiting requests, unless this step preempted (V1; V0 with chunking admits anyway;
         // an empty step admits anyway: vLLM would run the empty step and admit at the next
@@ -126,10 +144,11 @@ impl VllmScheduler {
         for it in &items {
             shape.add_prefill(it.extend, it.prefix, self.window);
         }
-        shape.decode_reqs = decodes;
+        shape.decode_reqs = decodes + self.ghosts.reqs;
         if decodes > 0 {
             shape.decode_ctx_sum = self.decoding.ctx_sum() + decodes;
         }
+        shape.decode_ctx_sum += self.ghosts.ctx_sum;
         self.cfg.set_graph(&mut shape);
         let s = &mut self.stats;
         match (items.is_empty(), decodes > 0) {
@@ -195,7 +214,7 @@ impl VllmScheduler {
 
     /// Admits waiting requests from the head while budget, `max_num_seqs` and blocks allow.
     fn admit_waiting(&mut self, mut budget: u64, items: &mut Vec<PrefillItem>) {
-        while budget > 0 && self.running_len() < self.cfg.max_num_seqs {
+        while budget > 0 && self.running_len() + self.ghosts.reqs < self.cfg.max_num_seqs {
             let Some(&id) = self.waiting.front() else {
                 break;
             };

@@ -105,6 +105,10 @@ pub fn gpu_memory_utilization(version: Version) -> f64 {
 pub const ASYNC_FLAG_SINCE: Version = v(0, 10, 0);
 /// First version where async scheduling is on unless disabled (`None` = enabled@0.14.x).
 pub const ASYNC_DEFAULT_SINCE: Version = v(0, 14, 0);
+/// First version whose async scheduler skips a request that reached `max_tokens` in the
+/// step in flight ("Avoid scheduling an extra step", `schedule`@0.12.0); before it (0.10–0.11)
+/// such a request takes one more, wasted, decode slot.
+pub const ASYNC_SKIPS_FINISHED_SINCE: Version = v(0, 12, 0);
 /// First version that subtracts the estimated CUDA-graph memory from the KV budget
 /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to "1"@0.20).
 pub const CUDAGRAPH_MEMORY_DEDUCTED_SINCE: Version = v(0, 20, 0);
