@@ -771,3 +771,32 @@ fn async_scheduling_before_0_12_wastes_a_decode_slot_on_a_finished_request() {
         assert_eq!(s.output_tokens(b), 3);
     }
 }
+
+#[test]
+fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
+    use servesim::cost::BatchShape;
+    // spec::vllm::overheads: V1 1.0 ms + 8 µs per request, V0 2.0 ms + 12 µs; SGLang keeps
+    // the H100 profile's 2.296 ms + 5 µs. A 10-request decode step, by hand.
+    let shape = BatchShape {
+        decode_reqs: 10,
+        decode_ctx_sum: 10 * 512,
+        graph_bs: Some(16),
+        ..Default::default()
+    };
+    for (engine, version, want_ns) in [
+        ("vllm", Some("0.11.0"), 1.0e6 + 10.0 * 8e3),
+        ("vllm", Some("0.6.3"), 2.0e6 + 10.0 * 12e3),
+        ("sglang", None, 2.296e6 + 10.0 * 5e3),
+    ] {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some(engine.into()),
+                vllm_version: version.map(|v| v.parse().unwrap()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        let cpu = sc.step_cost().unwrap().step_time(&shape).cpu_ns;
+        assert!((cpu - want_ns).abs() < 1.0, "{engine} {version:?}: {cpu}");
+    }
+}

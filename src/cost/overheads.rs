@@ -28,8 +28,15 @@ pub struct Overheads {
 
 impl Overheads {
     pub fn new(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Self {
+        let mut constants = hw.overheads.clone();
+        // A vLLM server's scheduler CPU is vLLM's own (spec::vllm::overheads), not SGLang's.
+        if let Some(v) = &server.vllm {
+            let c = crate::spec::vllm::overheads::cpu_costs(v.version);
+            constants.step_cpu_ns = c.step_cpu_ns;
+            constants.per_request_cpu_ns = c.per_request_cpu_ns;
+        }
         Overheads {
-            constants: hw.overheads.clone(),
+            constants,
             overlap: server.overlap_schedule,
             num_layers: model.num_layers as f64,
             moe_layers: model.moe_layers() as f64,
