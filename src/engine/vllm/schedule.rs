@@ -28,7 +28,7 @@ impl VllmScheduler {
         let mut batch = self.schedule();
         let empty = batch.is_none();
         self.waiting.extend(held);
-        if empty && self.waiting.len() > 0 {
+        if empty && !self.waiting.is_empty() {
             batch = self.schedule();
         }
         let g = std::mem::take(&mut self.ghosts);
