@@ -199,3 +199,23 @@ fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
         assert!((cpu - want_ns).abs() < 1.0, "{engine} {version:?}: {cpu}");
     }
 }
+
+#[test]
+fn a_crowded_async_run_with_wasted_slots_keeps_its_kv_accounts_and_serves_every_token() {
+    // 0.11.0 with --async-scheduling (wasted slots) and 0.14.0 (late arrivals only), with
+    // the invariants (KV used = Σ allocations + the wasted slots' blocks) checked each step.
+    for (version, async_flag) in [("0.11.0", true), ("0.14.0", false)] {
+        let server = ServerFlags {
+            engine: Some("vllm".into()),
+            vllm_version: Some(version.parse().unwrap()),
+            async_scheduling: async_flag,
+            num_gpu_blocks_override: Some(60),
+            max_model_len: Some(512),
+            ..Default::default()
+        };
+        let out = run(&scenario(server, client(64, 200, 200))).unwrap();
+        assert_eq!(out.metrics.completed, 64, "vLLM {version}");
+        assert_eq!(out.metrics.total_output_tokens, 64 * 200);
+        assert!(out.stats.sched.retractions > 0);
+    }
+}

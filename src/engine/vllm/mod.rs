@@ -347,8 +347,9 @@ impl VllmScheduler {
         }
         for &m in &done {
             let ctx = self.decoding.ctx_of(&m);
+            let own = self.own_alloc(&self.reqs[m.id], ctx);
             self.leave_running(m.id, ctx, true);
-            self.keep_as_ghost(m.id, ctx);
+            self.keep_as_ghost(own, ctx);
             let r = &mut self.reqs[m.id];
             r.out = r.max_new;
             r.phase = Phase::Finished;
@@ -370,8 +371,9 @@ impl VllmScheduler {
             if r.out >= r.max_new {
                 r.phase = Phase::Finished;
                 res.finished.push(it.id);
+                let own = self.own_alloc(&self.reqs[it.id], ctx);
                 self.leave_running(it.id, ctx, true);
-                self.keep_as_ghost(it.id, ctx);
+                self.keep_as_ghost(own, ctx);
             } else {
                 r.phase = Phase::Running;
                 let (input, out, max_new) = (r.input_len, r.out, r.max_new);
@@ -384,13 +386,13 @@ impl VllmScheduler {
         res
     }
 
-    /// Async scheduling before 0.12: finished request `id` (context `ctx`) takes a decode
-    /// slot in the next step, holding its blocks until that step is formed.
-    fn keep_as_ghost(&mut self, id: usize, ctx: u64) {
+    /// Async scheduling before 0.12: a finished request (context `ctx`, `own` KV tokens
+    /// just freed) takes a decode slot in the next step, holding its blocks until that step
+    /// is formed.
+    fn keep_as_ghost(&mut self, own: u64, ctx: u64) {
         if !self.cfg.async_wasted_slot {
             return;
         }
-        let own = self.own_alloc(&self.reqs[id], ctx);
         self.kv.allocate(own);
         self.ghosts.reqs += 1;
         self.ghosts.ctx_sum += ctx + 1;
