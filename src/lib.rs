@@ -42,8 +42,10 @@
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);
 //! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
 //!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`), scheduled in
-//!   `engine::vllm` (`schedule.rs`: budget, preemption, admission), driven through
-//!   `engine::dispatch::EngineScheduler`;
+//!   `engine::vllm` (`schedule.rs`: budget, preemption, admission; V0's rules and the CUDA-graph
+//!   rule by version in `VllmSchedConfig`, async scheduling's staged arrivals and wasted slots),
+//!   driven through `engine::dispatch::EngineScheduler`; vLLM's CPU per step in
+//!   `spec::vllm::overheads`, piecewise graphs priced through `cost::Launch`;
 //! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
 //!   per-stage times, DP ranks and DP-attention lockstep inside a server, the decode step in
 //!   `engine/pd/decode.rs`), the decode side's pre-allocation and PREBUILT steps in

@@ -37,15 +37,45 @@ pub struct BatchShape {
     pub prefill_attn_work_windowed: f64,
     /// Σ (prefix + extend): KV tokens read by prefill attention.
     pub prefill_kv_tokens: u64,
-    /// Decode batch size after CUDA-graph padding; `None` when the step runs eagerly.
+    /// Decode batch size after CUDA-graph padding (vLLM V1: the step's tokens after padding);
+    /// `None` when the step runs eagerly.
     pub graph_bs: Option<u64>,
+    /// vLLM V1's piecewise CUDA graphs: everything but attention replays graphs captured at
+    /// `graph_bs` tokens (a mixed prefill + decode step too), attention runs eagerly between
+    /// the pieces ([`Launch::Piecewise`]).
+    pub piecewise: bool,
     /// Query tokens per decode request: 1 for a decode step (0 means 1), N for a speculative
     /// verify (each request extends by N tokens over its context, under one CUDA graph of
     /// `graph_bs × N` rows), k for a draft pass.
     pub decode_width: u64,
 }
 
+/// How a step's kernels are launched, which sets its launch overhead; ordered from the
+/// cheapest (a group of steps launches as its most expensive member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Launch {
+    /// One full CUDA graph per step (attention included): a pure decode step with a graph.
+    Graph,
+    /// vLLM's piecewise graphs: one graph replay per piece between the eager attention ops.
+    Piecewise,
+    /// Every kernel launched from Python.
+    #[default]
+    Eager,
+}
+
 impl BatchShape {
+    /// How this step launches: a full graph for a pure decode (or verify) step with a graph
+    /// size, piecewise when vLLM pads it to a piecewise capture size, else eager (SGLang's
+    /// prefill and mixed steps, any step above the largest capture size).
+    pub fn launch(&self) -> Launch {
+        match self.graph_bs {
+            None => Launch::Eager,
+            Some(_) if self.piecewise => Launch::Piecewise,
+            Some(_) if self.prefill_reqs > 0 => Launch::Eager,
+            Some(_) => Launch::Graph,
+        }
+    }
+
     /// Adds one prefill request of `extend` new tokens over `prefix` cached ones.
     pub fn add_prefill(&mut self, extend: u64, prefix: u64, window: Option<u64>) {
         let e = extend as f64;
@@ -69,8 +99,10 @@ impl BatchShape {
     /// Rows the GEMMs run over: every token, or the padded graph batch × width when a pure
     /// decode (or verify) step replays a CUDA graph.
     pub fn gemm_rows(&self) -> f64 {
-        match self.graph_bs {
-            Some(bs) if self.prefill_reqs == 0 => (bs * self.decode_width.max(1)) as f64,
+        match (self.graph_bs, self.launch()) {
+            (Some(bs), Launch::Graph) => (bs * self.decode_width.max(1)) as f64,
+            // Piecewise graphs are captured by tokens: the step pads to `graph_bs` tokens.
+            (Some(bs), Launch::Piecewise) => bs as f64,
             _ => (self.prefill_tokens + self.decode_tokens()) as f64,
         }
     }

@@ -2,10 +2,20 @@
 //! scheduler's CPU time per iteration (hidden under the GPU step by the overlap scheduler, else
 //! serial) and the fixed GPU-side time per step (CUDA-graph launch and sampling, per-layer launch
 //! costs when eager, per-layer and per-MoE-layer floors).
-use super::StepTime;
+use super::{Launch, StepTime};
 use crate::spec::hardware::{HardwareProfile, Overheads as OverheadConstants};
 use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
+
+/// Share of a layer's eager launch cost left under vLLM's piecewise CUDA graphs
+/// (`vllm/compilation/`: the graph is split at the attention op, which runs eagerly). A
+/// Llama-style layer launches about ten kernels eagerly (input norm, QKV GEMM, rotary, KV
+/// cache store, attention, O GEMM, residual norm, gate/up GEMM, activation, down GEMM);
+/// piecewise, it launches three: one replay of the graph piece before the next attention,
+/// and the attention op's two kernels (`reshape_and_cache_flash`, the attention kernel).
+/// 3/10, by that count (bounds: 0.2 with fused cache store to 0.4 with TP's all-reduce
+/// kernels eager); not fitted.
+pub const PIECEWISE_LAUNCH_SHARE: f64 = 0.3;
 
 /// The overhead terms of one deployment, resolved once per scenario.
 #[derive(Debug, Clone)]
@@ -18,8 +28,15 @@ pub struct Overheads {
 
 impl Overheads {
     pub fn new(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Self {
+        let mut constants = hw.overheads.clone();
+        // A vLLM server's scheduler CPU is vLLM's own (spec::vllm::overheads), not SGLang's.
+        if let Some(v) = &server.vllm {
+            let c = crate::spec::vllm::overheads::cpu_costs(v.version);
+            constants.step_cpu_ns = c.step_cpu_ns;
+            constants.per_request_cpu_ns = c.per_request_cpu_ns;
+        }
         Overheads {
-            constants: hw.overheads.clone(),
+            constants,
             overlap: server.overlap_schedule,
             num_layers: model.num_layers as f64,
             moe_layers: model.moe_layers() as f64,
@@ -33,14 +50,16 @@ impl Overheads {
     }
 
     /// Fixed GPU-side time of one step, ns: graph launch and sampling, per-layer launches when
-    /// the step runs eagerly, and the per-layer / per-MoE-layer floors.
-    pub fn fixed_gpu_ns(&self, eager: bool) -> f64 {
+    /// the step runs eagerly (their [`PIECEWISE_LAUNCH_SHARE`] under piecewise graphs), and
+    /// the per-layer / per-MoE-layer floors.
+    pub fn fixed_gpu_ns(&self, launch: Launch) -> f64 {
         let o = &self.constants;
-        let launch = if eager {
-            o.graph_step_ns + self.num_layers * o.eager_layer_ns
-        } else {
-            o.graph_step_ns
+        let per_layer = match launch {
+            Launch::Graph => 0.0,
+            Launch::Piecewise => PIECEWISE_LAUNCH_SHARE * o.eager_layer_ns,
+            Launch::Eager => o.eager_layer_ns,
         };
+        let launch = o.graph_step_ns + self.num_layers * per_layer;
         launch + self.num_layers * o.layer_ns + self.moe_layers * o.moe_layer_ns
     }
 

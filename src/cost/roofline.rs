@@ -7,7 +7,7 @@
 use super::collective::{self, Placement};
 use super::moe_config;
 use super::overheads::Overheads;
-use super::{BatchShape, StepCost, StepTime};
+use super::{BatchShape, Launch, StepCost, StepTime};
 use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
 use crate::spec::model::{ModelSpec, WeightFormat};
 use crate::spec::server::ServerConfig;
@@ -365,7 +365,7 @@ impl Roofline {
     }
 
     /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs.
-    fn add_head_and_fixed(&self, t: f64, logits: f64, eager: bool) -> f64 {
+    fn add_head_and_fixed(&self, t: f64, logits: f64, launch: Launch) -> f64 {
         let head = self.gemm_ns(
             self.lm_head_params,
             logits,
@@ -374,7 +374,7 @@ impl Roofline {
             1.0,
             1.0,
         );
-        t + head + self.overheads.fixed_gpu_ns(eager)
+        t + head + self.overheads.fixed_gpu_ns(launch)
     }
 
     /// GPU time of the forward pass (kernels + launch overheads), ns.
@@ -393,8 +393,7 @@ impl Roofline {
         t = self.add_attention_layers(t, s);
         t += self.num_layers * 2.0 * self.all_reduce_ns(rows);
         let logits = s.logit_rows();
-        let eager = s.graph_bs.is_none() || s.prefill_reqs > 0;
-        self.add_head_and_fixed(t, logits, eager)
+        self.add_head_and_fixed(t, logits, s.launch())
     }
 
     /// GPU time of one lockstep step of DP-attention ranks (`shapes[r]` = rank r's batch; an
@@ -409,8 +408,8 @@ impl Roofline {
         if busy().next().is_none() {
             return 0.0;
         }
-        let eager = busy().any(|s| s.graph_bs.is_none() || s.prefill_reqs > 0);
-        let gathered = if eager {
+        let launch = busy().map(BatchShape::launch).max().unwrap_or_default();
+        let gathered = if launch == Launch::Eager {
             busy()
                 .map(|s| (s.prefill_tokens + s.decode_tokens()) as f64)
                 .sum()
@@ -434,7 +433,7 @@ impl Roofline {
         }
         t += self.num_layers * 2.0 * self.all_reduce_ns(gathered);
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
-        self.add_head_and_fixed(t, logits, eager)
+        self.add_head_and_fixed(t, logits, launch)
     }
 }
 

@@ -115,6 +115,8 @@ fn vllm_only(f: &ServerFlags) -> Vec<&'static str> {
         ),
         (f.async_scheduling, "--async-scheduling"),
         (f.no_async_scheduling, "--no-async-scheduling"),
+        (f.enable_chunked_prefill, "--enable-chunked-prefill"),
+        (f.no_enable_chunked_prefill, "--no-enable-chunked-prefill"),
         (
             f.num_gpu_blocks_override.is_some(),
             "--num-gpu-blocks-override",

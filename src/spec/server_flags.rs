@@ -138,6 +138,14 @@ pub struct ServerFlags {
     /// vLLM: KV blocks per GPU, replacing the profiled count (copy from the server log).
     #[arg(long)]
     pub num_gpu_blocks_override: Option<u64>,
+    /// vLLM V0 (before 0.8): chunked prefill on (default on when max_model_len > 32768).
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_chunked_prefill: bool,
+    /// vLLM V0 (before 0.8): chunked prefill off (prefill-first scheduling).
+    #[arg(long)]
+    #[serde(default)]
+    pub no_enable_chunked_prefill: bool,
 }
 
 impl ServerFlags {
@@ -156,6 +164,8 @@ impl ServerFlags {
                 enforce_eager: over.enforce_eager || self.enforce_eager,
                 async_scheduling: over.async_scheduling || self.async_scheduling,
                 no_async_scheduling: over.no_async_scheduling || self.no_async_scheduling,
+                enable_chunked_prefill: over.enable_chunked_prefill || self.enable_chunked_prefill,
+                no_enable_chunked_prefill: over.no_enable_chunked_prefill || self.no_enable_chunked_prefill,
             } };
         }
         pick!(

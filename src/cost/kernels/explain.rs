@@ -4,7 +4,7 @@
 use super::curve::Curve;
 use super::{KernelCost, Linear, Parts, X_AR, X_ATTN, X_GEMM, X_HEAD, X_MOE};
 use crate::cost::breakdown::{Component, CostItem, StepBreakdown};
-use crate::cost::BatchShape;
+use crate::cost::{BatchShape, Launch};
 use std::sync::Arc;
 
 /// "; tables SGLang 0.5.6.post2, SGLang 0.5.14": the versions whose tables priced a part
@@ -107,7 +107,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}",
             if p.nccl {
                 "nccl_allreduce table"
-            } else if p.eager {
+            } else if p.launch == Launch::Eager {
                 "custom_allreduce table (eager lane)"
             } else {
                 "custom_allreduce table (graph lane)"
@@ -125,7 +125,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             detail: format!(
                 "kernels {prov}: gemm table at m={:.0}{}: {}{}{}{}",
                 p.rows,
-                if s.graph_bs.is_some() && s.prefill_reqs == 0 { " (CUDA-graph padded)" } else { "" },
+                if s.launch() != Launch::Eager { " (CUDA-graph padded)" } else { "" },
                 gemm_list(&linear, &k.gemm_dtype),
                 measured(linear.iter().map(|o| tag(o.curve.as_ref()))),
                 flag(&p, X_GEMM),
@@ -180,8 +180,16 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             time_ns: p.fixed,
             detail: format!(
                 "profile overheads: {} step (graph launch, sampling, per-layer floors{})",
-                if p.eager { "eager" } else { "CUDA-graph" },
-                if p.eager { ", per-layer launches" } else { "" }
+                match p.launch {
+                    Launch::Eager => "eager",
+                    Launch::Piecewise => "piecewise CUDA-graph",
+                    Launch::Graph => "CUDA-graph",
+                },
+                match p.launch {
+                    Launch::Eager => ", per-layer launches",
+                    Launch::Piecewise => ", the attention ops' launches",
+                    Launch::Graph => "",
+                }
             ),
         },
         CostItem {

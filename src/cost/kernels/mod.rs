@@ -25,7 +25,7 @@ pub mod versions;
 
 use super::overheads::Overheads;
 use super::roofline::Roofline;
-use super::{BatchShape, StepCost, StepTime};
+use super::{BatchShape, Launch, StepCost, StepTime};
 use curve::{Curve, Surface};
 use ops::GemmShape;
 
@@ -90,7 +90,7 @@ struct Parts {
     /// The all-reduce went to NCCL (message above the custom all-reduce's limit).
     nccl: bool,
     rows: f64,
-    eager: bool,
+    launch: Launch,
     /// Per component (gemm, attention, moe, all-reduce, LM head): 0 when this deployment's
     /// tables priced it, else 1 + the index of the weaker GPU whose price bound it
     /// ([`envelope`]).
@@ -169,7 +169,7 @@ fn rows(s: &BatchShape) -> f64 {
 }
 
 fn eager(s: &BatchShape) -> bool {
-    s.graph_bs.is_none() || s.prefill_reqs > 0
+    s.launch() == Launch::Eager
 }
 
 impl KernelCost {
@@ -354,7 +354,7 @@ impl KernelCost {
         if logits > 0.0 {
             p.lm_head += self.linear_one(&self.lm_head, logits, &mut p.extrapolated, X_HEAD);
         }
-        p.fixed = self.overheads.fixed_gpu_ns(p.eager);
+        p.fixed = self.overheads.fixed_gpu_ns(p.launch);
     }
 
     /// The step's parts under the cross-GPU envelope.
@@ -368,8 +368,8 @@ impl KernelCost {
             return p;
         }
         p.rows = rows(s);
-        p.eager = eager(s);
-        let r = self.row_parts(p.rows, p.eager);
+        p.launch = s.launch();
+        let r = self.row_parts(p.rows, eager(s));
         p.gemm = r.gemm;
         p.moe = r.moe;
         p.all_reduce = r.all_reduce;
@@ -422,8 +422,9 @@ impl KernelCost {
         if busy().next().is_none() {
             return p;
         }
-        p.eager = busy().any(eager);
-        p.rows = if p.eager {
+        p.launch = busy().map(BatchShape::launch).max().unwrap_or_default();
+        let group_eager = p.launch == Launch::Eager;
+        p.rows = if group_eager {
             busy()
                 .map(|s| (s.prefill_tokens + s.decode_tokens()) as f64)
                 .sum()
@@ -440,7 +441,7 @@ impl KernelCost {
             }
             p.extrapolated |= x;
         }
-        let r = self.rows_only(p.rows, p.eager, Some(p.gemm));
+        let r = self.rows_only(p.rows, group_eager, Some(p.gemm));
         p.gemm = r.gemm;
         p.moe = r.moe;
         p.all_reduce = r.all_reduce;

@@ -8,6 +8,12 @@
 //! prepended to the waiting queue) until they do. Prefix caching hits whole blocks, at most
 //! `num_tokens − 1` tokens.
 //!
+//! V0 (0.6–0.7, `vllm/core/scheduler.py`) runs through the same code with four switches in
+//! [`VllmSchedConfig`]: prefill-first steps without chunked prefill, admission after a
+//! preemption with it, the 1% block watermark at admission, and the last *arrived* running
+//! request as the preemption victim; its whole prompt must fit at admission (V0 allocates
+//! it at once), and it has no prefix caching unless asked.
+//!
 //! The running requests whose prompt is computed decode in [`Running`] (O(1) aggregates, as
 //! SGLang's batch); the ones still prefilling are a short list in admission order. Decodes
 //! are scheduled before partial prefills: the same as vLLM's running order (admission order)
@@ -21,6 +27,7 @@ use super::kv::KvPool;
 use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Member, Running};
 use super::scheduler::{SchedStats, StepResult};
+use crate::cost::BatchShape;
 use crate::spec::server::ServerConfig;
 use crate::spec::vllm::defaults;
 use std::collections::{BTreeSet, VecDeque};
@@ -44,8 +51,53 @@ pub struct VllmSchedConfig {
     pub full_sequence_must_fit: bool,
     /// Usable KV blocks × block size.
     pub kv_pool_tokens: u64,
-    /// CUDA-graph capture sizes in tokens, ascending (empty when eager).
+    /// CUDA-graph capture sizes, ascending (empty when eager): tokens in V1, decode batch
+    /// sizes in V0.
     pub capture_sizes: Vec<u64>,
+    /// V0 without chunked prefill (`_schedule_default`): a step that admits prompts runs
+    /// only them; decodes run in steps that admit nothing.
+    pub prefill_first: bool,
+    /// V0 with chunked prefill (`_schedule_chunked_prefill`): new prompts are admitted even
+    /// in a step that preempted (V1 admits none then).
+    pub admit_after_preemption: bool,
+    /// V0's watermark: tokens (whole blocks) an admission must leave free.
+    pub watermark_tokens: u64,
+    /// The preemption victim is the last arrived running request (V0, FCFS by arrival);
+    /// V1 takes the last admitted.
+    pub victim_by_arrival: bool,
+    /// Which steps replay CUDA graphs, and how.
+    pub graphs: GraphRule,
+    /// Async scheduling (`step_with_batch_queue`): step N+1 is scheduled while step N runs,
+    /// so requests that arrive during step N wait for step N+2 (unless N+1 is empty).
+    pub async_scheduling: bool,
+    /// Async scheduling before 0.12: a request that finishes in step N is scheduled once
+    /// more in step N+1 (its slot, budget token and blocks taken, its output dropped).
+    pub async_wasted_slot: bool,
+}
+
+/// Requests that finished in the step just completed but, under async scheduling before
+/// 0.12, still take a decode slot in the next one (aggregates only).
+#[derive(Debug, Clone, Copy, Default)]
+struct Ghosts {
+    reqs: u64,
+    /// Σ context of the wasted decodes (each attends to its context + 1).
+    ctx_sum: u64,
+    /// KV tokens they hold until the next step is formed.
+    kv_tokens: u64,
+}
+
+/// Which steps run under CUDA graphs, by engine and version (reference A.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphRule {
+    /// V0: pure decode steps replay a full graph of the padded batch size; prefill and mixed
+    /// steps run eagerly.
+    DecodeOnly,
+    /// V1 0.8–0.10 (`cudagraph_mode` PIECEWISE): every step up to the largest capture size
+    /// (in tokens) runs piecewise: attention eager between captured pieces.
+    Piecewise,
+    /// V1 0.11+ (FULL_AND_PIECEWISE): pure decode steps replay full graphs, mixed steps
+    /// piecewise ones.
+    FullAndPiecewise,
 }
 
 impl VllmSchedConfig {
@@ -62,6 +114,20 @@ impl VllmSchedConfig {
             full_sequence_must_fit: v.full_sequence_must_fit,
             kv_pool_tokens: v.usable_blocks() * v.block_size,
             capture_sizes: v.capture_sizes.clone(),
+            prefill_first: !v.chunked_prefill,
+            admit_after_preemption: v.is_v0() && v.chunked_prefill,
+            watermark_tokens: v.watermark_blocks * v.block_size,
+            victim_by_arrival: v.is_v0(),
+            async_scheduling: v.async_scheduling,
+            async_wasted_slot: v.async_scheduling
+                && v.version < defaults::ASYNC_SKIPS_FINISHED_SINCE,
+            graphs: if v.is_v0() {
+                GraphRule::DecodeOnly
+            } else if v.version < defaults::FULL_AND_PIECEWISE_SINCE {
+                GraphRule::Piecewise
+            } else {
+                GraphRule::FullAndPiecewise
+            },
         })
     }
 
@@ -74,6 +140,19 @@ impl VllmSchedConfig {
     pub fn padded_tokens(&self, tokens: u64) -> Option<u64> {
         let i = self.capture_sizes.partition_point(|&s| s < tokens);
         self.capture_sizes.get(i).copied()
+    }
+
+    /// Sets how `shape` runs under CUDA graphs, per [`GraphRule`]: V1 pads every step up to
+    /// the largest capture size by tokens (a larger step runs eagerly, unpadded).
+    pub fn set_graph(&self, shape: &mut BatchShape) {
+        let mixed = shape.prefill_reqs > 0;
+        let tokens = shape.prefill_tokens + shape.decode_reqs;
+        (shape.graph_bs, shape.piecewise) = match self.graphs {
+            GraphRule::DecodeOnly if mixed => (None, false),
+            GraphRule::DecodeOnly => (self.padded_tokens(shape.decode_reqs), false),
+            GraphRule::Piecewise => (self.padded_tokens(tokens), true),
+            GraphRule::FullAndPiecewise => (self.padded_tokens(tokens), mixed),
+        };
     }
 }
 
@@ -98,6 +177,11 @@ pub struct VllmScheduler {
     join_seq: u64,
     /// This step's scheduler holds one request in all (the long-prefill cap is off, 0.31+).
     alone: bool,
+    /// Async scheduling: requests that arrived while a step was in flight (not yet seen by
+    /// the scheduler), and whether a step is in flight.
+    staged: Vec<usize>,
+    in_flight: bool,
+    ghosts: Ghosts,
     window: Option<u64>,
     stats: SchedStats,
     finished_scratch: Vec<Member>,
@@ -120,6 +204,9 @@ impl VllmScheduler {
             kv: KvPool::new(cfg.kv_pool_tokens),
             join_seq: 0,
             alone: false,
+            staged: Vec::new(),
+            in_flight: false,
+            ghosts: Ghosts::default(),
             window,
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),
@@ -145,7 +232,7 @@ impl VllmScheduler {
         self.decoding.members().map(|m| m.id)
     }
     pub fn waiting_len(&self) -> usize {
-        self.waiting.len()
+        self.waiting.len() + self.staged.len()
     }
     /// Local ids in the waiting queue, head first (for tests and reports).
     pub fn waiting_ids(&self) -> impl Iterator<Item = usize> + '_ {
@@ -175,13 +262,15 @@ impl VllmScheduler {
         self.cfg.kv_pool_tokens
     }
     pub fn load(&self) -> u64 {
-        self.waiting.len() as u64 + self.running_len()
+        self.waiting_len() as u64 + self.running_len()
     }
     pub fn has_work(&self) -> bool {
-        !self.waiting.is_empty() || !self.order.is_empty()
+        !self.waiting.is_empty() || !self.order.is_empty() || !self.staged.is_empty()
     }
     /// Nothing to run: vLLM keeps no state across idle periods.
-    pub fn on_idle(&mut self) {}
+    pub fn on_idle(&mut self) {
+        self.in_flight = false;
+    }
 
     /// Registers a request (not yet arrived). Ids must be dense from 0.
     pub fn add_request(&mut self, input_len: u64, max_new: u64) -> usize {
@@ -200,10 +289,15 @@ impl VllmScheduler {
             self.groups.insert(id, (group & !OWN_BLOCKS_KEY, prefix));
         }
     }
-    /// A request reaches the waiting queue (at the tail).
+    /// A request reaches the waiting queue (at the tail); under async scheduling, while a
+    /// step is in flight, it is seen one schedule later ([`VllmSchedConfig::async_scheduling`]).
     pub fn arrive(&mut self, id: usize) {
         self.reqs[id].phase = Phase::Waiting;
-        self.waiting.push_back(id);
+        if self.cfg.async_scheduling && self.in_flight {
+            self.staged.push(id);
+        } else {
+            self.waiting.push_back(id);
+        }
     }
 
     /// Tokens of `r`'s context it holds itself (not through the cache), block-rounded.
@@ -253,7 +347,9 @@ impl VllmScheduler {
         }
         for &m in &done {
             let ctx = self.decoding.ctx_of(&m);
+            let own = self.own_alloc(&self.reqs[m.id], ctx);
             self.leave_running(m.id, ctx, true);
+            self.keep_as_ghost(own, ctx);
             let r = &mut self.reqs[m.id];
             r.out = r.max_new;
             r.phase = Phase::Finished;
@@ -275,7 +371,9 @@ impl VllmScheduler {
             if r.out >= r.max_new {
                 r.phase = Phase::Finished;
                 res.finished.push(it.id);
+                let own = self.own_alloc(&self.reqs[it.id], ctx);
                 self.leave_running(it.id, ctx, true);
+                self.keep_as_ghost(own, ctx);
             } else {
                 r.phase = Phase::Running;
                 let (input, out, max_new) = (r.input_len, r.out, r.max_new);
@@ -286,6 +384,19 @@ impl VllmScheduler {
         res.finished.sort_unstable();
         self.stats.max_running = self.stats.max_running.max(self.running_len());
         res
+    }
+
+    /// Async scheduling before 0.12: a finished request (context `ctx`, `own` KV tokens
+    /// just freed) takes a decode slot in the next step, holding its blocks until that step
+    /// is formed.
+    fn keep_as_ghost(&mut self, own: u64, ctx: u64) {
+        if !self.cfg.async_wasted_slot {
+            return;
+        }
+        self.kv.allocate(own);
+        self.ghosts.reqs += 1;
+        self.ghosts.ctx_sum += ctx + 1;
+        self.ghosts.kv_tokens += own;
     }
 
     /// After its prompt is computed, a request's shared prefix (whole blocks) moves into its
@@ -305,11 +416,12 @@ impl VllmScheduler {
     /// capacity, running ≤ max_num_seqs, phases consistent with the sets.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.kv.check()?;
-        let mut expect: u64 = self
+        let mut expect: u64 = self.ghosts.kv_tokens;
+        expect += self
             .decoding
             .members()
             .map(|m| self.own_alloc(&self.reqs[m.id], self.decoding.ctx_of(m)))
-            .sum();
+            .sum::<u64>();
         for &id in &self.prefilling {
             let r = &self.reqs[id];
             expect += self.own_alloc(r, r.prefilled);

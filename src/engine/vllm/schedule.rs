@@ -2,7 +2,8 @@
 //! (decodes, then partial prefills), preempting the most recently admitted running request
 //! while blocks are short; then, if nothing was preempted, waiting requests from the head of
 //! the queue until the token budget, `max_num_seqs` or the blocks run out (the first that
-//! does not fit stops admission: no skipping ahead).
+//! does not fit stops admission: no skipping ahead). V0's switches are described in the
+//! parent module.
 use super::{VllmScheduler, OWN_BLOCKS_KEY};
 use crate::cost::BatchShape;
 use crate::engine::request::Phase;
@@ -18,17 +19,66 @@ enum Victim {
 }
 
 impl VllmScheduler {
-    /// The next step's batch, or `None` when nothing can run.
+    /// The next step's batch, or `None` when nothing can run. Under async scheduling the
+    /// requests that arrived during the step just finished are not seen (vLLM scheduled this
+    /// step while that one ran) unless this step would otherwise be empty; the finished
+    /// requests' wasted slots (before 0.12) ride in it and free their blocks once it is formed.
     pub fn next_batch(&mut self) -> Option<Batch> {
+        let held = std::mem::take(&mut self.staged);
+        let mut batch = self.schedule();
+        let empty = batch.is_none();
+        self.waiting.extend(held);
+        if empty && !self.waiting.is_empty() {
+            batch = self.schedule();
+        }
+        let g = std::mem::take(&mut self.ghosts);
+        self.kv.release(g.kv_tokens);
+        self.in_flight = batch.is_some();
+        batch
+    }
+
+    /// One call of `schedule()` over the requests the scheduler sees.
+    fn schedule(&mut self) -> Option<Batch> {
         self.reqs.trim();
         self.alone = self.cfg.lone_request_uncapped && self.load() == 1;
-        let b = self.cfg.block_size;
-        let mut budget = self.cfg.max_num_batched_tokens;
         let mut retracted = Vec::new();
+        let mut items = Vec::new();
+        if self.cfg.prefill_first {
+            // V0 without chunking: prompts that fit run alone; decodes wait for a step
+            // that admits nothing.
+            self.admit_waiting(self.cfg.max_num_batched_tokens, &mut items);
+            if !items.is_empty() {
+                return Some(self.finish_batch(items, 0, retracted));
+            }
+        }
+        let mut preempted = self.schedule_decodes(&mut retracted)?;
+        let mut budget = self
+            .cfg
+            .max_num_batched_tokens
+            .saturating_sub(self.decoding.len() + self.ghosts.reqs);
+        self.schedule_partials(&mut budget, &mut items, &mut retracted, &mut preempted);
+        // Waiting requests, unless this step preempted (V1; V0 with chunking admits anyway;
+        // an empty step admits anyway: vLLM would run the empty step and admit at the next
+        // one, at the same time).
+        let decodes = self.decoding.len();
+        let idle = items.is_empty() && decodes == 0;
+        if !self.cfg.prefill_first && (!preempted || self.cfg.admit_after_preemption || idle) {
+            self.admit_waiting(budget, &mut items);
+        }
+        if items.is_empty() && decodes == 0 {
+            return None;
+        }
+        Some(self.finish_batch(items, decodes, retracted))
+    }
+
+    /// Blocks for this step's decodes (one token each; a block for each whose context fills
+    /// its last block), preempting the last running request while they do not fit.
+    /// `Some(preempted)`, or `None` when even a lone request does not fit.
+    fn schedule_decodes(&mut self, retracted: &mut Vec<usize>) -> Option<bool> {
+        let b = self.cfg.block_size;
         let mut preempted = false;
-        // 1. Decodes: one token each; a block for each whose context fills its last block.
         while self.kv.admissible_tokens() < self.decoding.new_pages_next_step() * b {
-            if self.preempt_last(&mut retracted, false) == Victim::None {
+            if self.preempt_last(retracted, false) == Victim::None {
                 break;
             }
             preempted = true;
@@ -38,25 +88,34 @@ impl VllmScheduler {
             return None; // a lone request always fits (the pool holds max_model_len)
         }
         self.allocate(need);
-        budget = budget.saturating_sub(self.decoding.len());
-        // 2. Partial prefills, in admission order.
-        let mut items = Vec::new();
+        Some(preempted)
+    }
+
+    /// Partial prefills continue, in admission order, within `budget`; blocks short preempt
+    /// the last running request (a decoder victim gives its budget token back).
+    fn schedule_partials(
+        &mut self,
+        budget: &mut u64,
+        items: &mut Vec<PrefillItem>,
+        retracted: &mut Vec<usize>,
+        preempted: &mut bool,
+    ) {
         for id in self.prefilling.clone() {
-            if budget == 0 {
+            if *budget == 0 {
                 break;
             }
             if !self.running_meta.contains_key(&id) {
                 continue; // preempted in this step
             }
             let (fill, done) = (self.reqs[id].fill_len(), self.reqs[id].prefilled);
-            let n = self.chunk(fill - done, budget);
+            let n = self.chunk(fill - done, *budget);
             let need =
                 self.own_alloc(&self.reqs[id], done + n) - self.own_alloc(&self.reqs[id], done);
             let mut fits = true;
             while self.kv.admissible_tokens() < need {
-                preempted = true;
-                match self.preempt_last(&mut retracted, true) {
-                    Victim::Decoder => budget += 1,
+                *preempted = true;
+                match self.preempt_last(retracted, true) {
+                    Victim::Decoder => *budget += 1,
                     Victim::Prefilling(v) if v != id => {}
                     _ => {
                         fits = false;
@@ -69,24 +128,28 @@ impl VllmScheduler {
             }
             self.allocate(need);
             items.push(self.schedule_chunk(id, done, n));
-            budget -= n;
+            *budget -= n;
         }
-        // 3. Waiting requests, unless this step preempted (an empty step admits anyway: vLLM
-        // would run the empty step and admit at the next one, at the same time).
-        let decodes = self.decoding.len();
-        if !preempted || (items.is_empty() && decodes == 0) {
-            self.admit_waiting(budget, &mut items);
-        }
-        if items.is_empty() && decodes == 0 {
-            return None;
-        }
+    }
+
+    /// The batch of `items` and `decodes` decoding requests, its shape priced by the cost
+    /// model, and the step counted in the stats.
+    fn finish_batch(
+        &mut self,
+        items: Vec<PrefillItem>,
+        decodes: u64,
+        retracted: Vec<usize>,
+    ) -> Batch {
         let mut shape = BatchShape::default();
         for it in &items {
             shape.add_prefill(it.extend, it.prefix, self.window);
         }
-        shape.decode_reqs = decodes;
-        shape.decode_ctx_sum = self.decoding.ctx_sum() + decodes;
-        shape.graph_bs = self.cfg.padded_tokens(shape.prefill_tokens + decodes);
+        shape.decode_reqs = decodes + self.ghosts.reqs;
+        if decodes > 0 {
+            shape.decode_ctx_sum = self.decoding.ctx_sum() + decodes;
+        }
+        shape.decode_ctx_sum += self.ghosts.ctx_sum;
+        self.cfg.set_graph(&mut shape);
         let s = &mut self.stats;
         match (items.is_empty(), decodes > 0) {
             (true, _) => s.decode_steps += 1,
@@ -96,13 +159,13 @@ impl VllmScheduler {
             }
             (false, false) => s.prefill_steps += 1,
         }
-        Some(Batch {
+        Batch {
             shape,
             prefill: items,
             decode: decodes > 0,
             gain: 1,
             retracted,
-        })
+        }
     }
 
     /// Tokens one request prefills now: the rest, capped by the long-prefill threshold (not
@@ -151,7 +214,7 @@ impl VllmScheduler {
 
     /// Admits waiting requests from the head while budget, `max_num_seqs` and blocks allow.
     fn admit_waiting(&mut self, mut budget: u64, items: &mut Vec<PrefillItem>) {
-        while budget > 0 && self.running_len() < self.cfg.max_num_seqs {
+        while budget > 0 && self.running_len() + self.ghosts.reqs < self.cfg.max_num_seqs {
             let Some(&id) = self.waiting.front() else {
                 break;
             };
@@ -162,13 +225,20 @@ impl VllmScheduler {
             self.reqs[id].shared = held;
             let fill = self.reqs[id].fill_len();
             let n = self.chunk(fill - hit, budget);
+            if self.cfg.prefill_first && n < fill - hit {
+                if let Some(k) = key {
+                    self.kv.cache.unlock(k);
+                }
+                self.reqs[id].shared = 0;
+                break; // V0 without chunking: the whole prompt fits this step or waits
+            }
             let need = self.own_alloc(&self.reqs[id], hit + n);
             let must_fit = if self.cfg.full_sequence_must_fit {
                 self.own_alloc(&self.reqs[id], fill)
             } else {
                 need
             };
-            if self.kv.admissible_tokens() < need.max(must_fit) {
+            if self.kv.admissible_tokens() < need.max(must_fit) + self.cfg.watermark_tokens {
                 if let Some(k) = key {
                     self.kv.cache.unlock(k);
                 }
@@ -177,7 +247,12 @@ impl VllmScheduler {
             }
             self.waiting.pop_front();
             self.allocate(need);
-            let seq = self.join_seq;
+            // Local ids are handed out in arrival order.
+            let seq = if self.cfg.victim_by_arrival {
+                id as u64
+            } else {
+                self.join_seq
+            };
             self.join_seq += 1;
             self.order.insert((seq, id));
             self.running_meta.insert(id, (seq, key));

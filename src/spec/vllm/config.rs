@@ -23,6 +23,10 @@ pub struct VllmConfig {
     pub capture_sizes: Vec<u64>,
     /// Admission needs blocks for the whole prompt (0.19+), not only the first chunk.
     pub full_sequence_must_fit: bool,
+    /// Chunked prefill (always in V1; V0's default or flag). Off = V0's prefill-first steps.
+    pub chunked_prefill: bool,
+    /// V0's admission watermark: blocks kept free when a prompt is admitted (0 in V1).
+    pub watermark_blocks: u64,
     /// The API server clips `max_tokens` to fit `max_model_len` (0.32+) instead of HTTP 400.
     pub clips_max_tokens: bool,
     /// The KV budget's terms, bytes per GPU: `total × utilization`, weights, the profile
@@ -35,16 +39,35 @@ pub struct VllmConfig {
 }
 
 impl VllmConfig {
-    /// Blocks the scheduler can hand out (`num_gpu_blocks − 1`: the null block).
+    /// Whether this server runs vLLM's V0 engine (before 0.8.0).
+    pub fn is_v0(&self) -> bool {
+        super::defaults::is_v0(self.version)
+    }
+
+    /// Blocks the scheduler can hand out: V1 keeps one as the null block
+    /// (`num_gpu_blocks − 1`), V0's block manager hands out all of them.
     pub fn usable_blocks(&self) -> u64 {
-        self.num_gpu_blocks.saturating_sub(1)
+        if self.is_v0() {
+            self.num_gpu_blocks
+        } else {
+            self.num_gpu_blocks.saturating_sub(1)
+        }
     }
 
     /// The start-up facts vLLM logs, one line (`run`'s preamble).
     pub fn server_line(&self) -> String {
         let on = |b: bool| if b { "on" } else { "off" };
+        let v0 = if self.is_v0() {
+            format!(
+                "V0 engine, chunked prefill {}, watermark {} blocks, ",
+                on(self.chunked_prefill),
+                self.watermark_blocks
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens, max_num_seqs={}, \
+            "{v0}num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens, max_num_seqs={}, \
              max_num_batched_tokens={}, gpu_memory_utilization={}, max_model_len={}, \
              prefix caching {}, async scheduling {}, cudagraph max capture size {}",
             self.num_gpu_blocks,

@@ -1,7 +1,7 @@
 //! vLLM's version-dependent defaults, one function per rule, each naming the source it was
 //! read from (the released wheels `vllm==V`, summarised in the project's vLLM reference,
 //! sections A.2 token budget / `max_num_seqs`, A.4 async scheduling, A.9 memory, A.10 CUDA
-//! graphs). Only the V1 engine (0.8.0 and later, where it is the default) is modelled.
+//! graphs). V1 from 0.8.0 (its default engine), V0 for 0.6.0–0.7.x (section A.3's V0 notes).
 use crate::spec::hardware::Arch;
 use crate::spec::version::Version;
 
@@ -11,6 +11,55 @@ const fn v(a: u32, b: u32, c: u32) -> Version {
 
 /// The oldest vLLM whose default engine is V1 (`VLLM_USE_V1="1"` in `envs.py`@0.8.0).
 pub const OLDEST_V1: Version = v(0, 8, 0);
+/// The oldest vLLM modelled: V0 as 0.6.x and 0.7.x run it by default (`vllm/core/scheduler.py`).
+pub const OLDEST_V0: Version = v(0, 6, 0);
+
+/// Whether `version` runs the V0 engine by default (before 0.8.0).
+pub fn is_v0(version: Version) -> bool {
+    version < OLDEST_V1
+}
+
+/// V0's `--max-num-seqs` default (`max_num_seqs: int = 256`, `EngineArgs`@0.6.3).
+pub const V0_MAX_NUM_SEQS: u64 = 256;
+/// V0's block-manager watermark: admission keeps 1% of the GPU blocks free
+/// (`BlockSpaceManager(watermark=0.01)`, `can_allocate`@0.6.3).
+pub const V0_WATERMARK: f64 = 0.01;
+/// Contexts above this turn V0's chunked prefill on by default (`arg_utils.py`@0.6.3:
+/// `max_model_len > 32K`, GPU, no sliding window).
+pub const V0_CHUNKED_PREFILL_ABOVE_LEN: u64 = 32768;
+
+/// V0's chunked-prefill default: on for contexts above 32K tokens without a sliding window.
+pub fn v0_chunked_prefill(max_model_len: u64, sliding_window: bool) -> bool {
+    max_model_len > V0_CHUNKED_PREFILL_ABOVE_LEN && !sliding_window
+}
+
+/// V0's `max_num_batched_tokens` default (`SchedulerConfig.__init__`@0.6.3): with chunked
+/// prefill 512 up to 0.6.4, 2048 from 0.6.5; without, `max(max_model_len, 2048)` (a whole
+/// prompt must fit one step).
+pub fn v0_max_num_batched_tokens(version: Version, chunked: bool, max_model_len: u64) -> u64 {
+    match (chunked, version < v(0, 6, 5)) {
+        (true, true) => 512,
+        (true, false) => 2048,
+        (false, _) => max_model_len.max(2048),
+    }
+}
+
+/// V0's decode CUDA-graph batch sizes, ascending (reference A.10): `[1, 2, 4] + 8·i` up to
+/// the smallest of them ≥ `max_num_seqs` (`_get_max_graph_batch_size`@0.6.3, whose list
+/// ends at 256; `_set_cudagraph_sizes`'s V0 branch@0.7, whose list runs to 8192).
+pub fn v0_capture_sizes(version: Version, max_num_seqs: u64) -> Vec<u64> {
+    let cap = if version < v(0, 7, 0) { 256 } else { 8192 };
+    let top = if max_num_seqs <= 4 {
+        max_num_seqs.next_power_of_two()
+    } else {
+        max_num_seqs.div_ceil(8) * 8
+    }
+    .min(cap);
+    let mut sizes: Vec<u64> = vec![1, 2, 4];
+    sizes.extend((8..=cap).step_by(8));
+    sizes.retain(|&s| s <= top);
+    sizes
+}
 /// The newest vLLM release whose rules are modelled (the default `--vllm-version`).
 pub const NEWEST: Version = v(0, 33, 0);
 
@@ -56,6 +105,10 @@ pub fn gpu_memory_utilization(version: Version) -> f64 {
 pub const ASYNC_FLAG_SINCE: Version = v(0, 10, 0);
 /// First version where async scheduling is on unless disabled (`None` = enabled@0.14.x).
 pub const ASYNC_DEFAULT_SINCE: Version = v(0, 14, 0);
+/// First version whose async scheduler skips a request that reached `max_tokens` in the
+/// step in flight ("Avoid scheduling an extra step", `schedule`@0.12.0); before it (0.10–0.11)
+/// such a request takes one more, wasted, decode slot.
+pub const ASYNC_SKIPS_FINISHED_SINCE: Version = v(0, 12, 0);
 /// First version that subtracts the estimated CUDA-graph memory from the KV budget
 /// (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to "1"@0.20).
 pub const CUDAGRAPH_MEMORY_DEDUCTED_SINCE: Version = v(0, 20, 0);
@@ -69,6 +122,11 @@ pub const CLIPS_MAX_TOKENS_SINCE: Version = v(0, 32, 0);
 /// First version that skips the long-prefill cap when one request is running or waiting in
 /// all (`schedule`@0.31+: a lone request may take the whole budget).
 pub const LONE_REQUEST_UNCAPPED_SINCE: Version = v(0, 31, 0);
+
+/// First version whose `cudagraph_mode` defaults to FULL_AND_PIECEWISE (reference A.10):
+/// pure decode steps replay full graphs (attention inside), mixed steps piecewise ones.
+/// Before it (0.8.0–0.10.x) every graphed step is piecewise (attention always eager).
+pub const FULL_AND_PIECEWISE_SINCE: Version = v(0, 11, 0);
 
 /// Default KV block size: 16 on CUDA (`platforms/cuda.py`), forced by the MLA backends:
 /// FlashMLA 64 on Hopper (0.8.5+), CUTLASS-MLA 128 on Blackwell (0.11+), Triton-MLA 16 else.
@@ -153,6 +211,21 @@ mod tests {
                 "{device} {gib} GiB"
             );
         }
+    }
+
+    #[test]
+    fn v0_defaults() {
+        // A.2: Llama-3.1-8B's 131072 context turns chunking on with a 512 budget in 0.6.0–0.6.4.
+        assert!(v0_chunked_prefill(131072, false) && !v0_chunked_prefill(32768, false));
+        assert_eq!(v0_max_num_batched_tokens(v(0, 6, 3), true, 131072), 512);
+        assert_eq!(v0_max_num_batched_tokens(v(0, 6, 5), true, 131072), 2048);
+        assert_eq!(v0_max_num_batched_tokens(v(0, 6, 3), false, 8192), 8192);
+        assert_eq!(v0_max_num_batched_tokens(v(0, 6, 3), false, 1024), 2048);
+        let g = v0_capture_sizes(v(0, 6, 3), 256);
+        assert_eq!((g.len(), g[3], *g.last().unwrap()), (35, 8, 256));
+        assert_eq!(*v0_capture_sizes(v(0, 6, 3), 1000).last().unwrap(), 256);
+        assert_eq!(*v0_capture_sizes(v(0, 7, 3), 1000).last().unwrap(), 1000);
+        assert_eq!(v0_capture_sizes(v(0, 7, 3), 3), vec![1, 2, 4]);
     }
 
     #[test]

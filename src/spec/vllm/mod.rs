@@ -5,6 +5,7 @@
 //! fields hold the vLLM equivalents, with [`VllmConfig`] in `ServerConfig::vllm`.
 pub mod config;
 pub mod defaults;
+pub mod overheads;
 
 pub use config::VllmConfig;
 
@@ -76,6 +77,42 @@ fn kv_dtype(flag: Option<&str>, model: &ModelSpec) -> Result<KvDtype> {
     }
 }
 
+/// Chunked prefill: always on in V1 (refusing `--no-enable-chunked-prefill`, not modelled
+/// there); in V0 the flag, else on above a 32K context without a sliding window.
+fn chunked_prefill(
+    flags: &ServerFlags,
+    version: Version,
+    max_model_len: u64,
+    model: &ModelSpec,
+) -> Result<bool> {
+    let flag = "--enable-chunked-prefill";
+    match (
+        flags.enable_chunked_prefill,
+        flags.no_enable_chunked_prefill,
+    ) {
+        (true, true) => Err(Error::invalid(
+            flag,
+            "enable_chunked_prefill",
+            "give --enable-chunked-prefill or --no-enable-chunked-prefill, not both",
+        )),
+        (_, true) if !defaults::is_v0(version) => Err(Error::invalid(
+            "--no-enable-chunked-prefill",
+            "enable_chunked_prefill",
+            format!(
+                "servesim models vLLM {version}'s V1 engine with chunked prefill only; \
+                 prefill-first scheduling is modelled for V0 (before 0.8.0)"
+            ),
+        )),
+        (true, _) => Ok(true),
+        (_, true) => Ok(false),
+        _ if defaults::is_v0(version) => Ok(defaults::v0_chunked_prefill(
+            max_model_len,
+            model.sliding_window.is_some(),
+        )),
+        _ => Ok(true),
+    }
+}
+
 /// Resolves `flags` for `model` on `hw` as vLLM's `EngineArgs` + `gpu_worker` would.
 pub fn resolve(
     flags: &ServerFlags,
@@ -83,16 +120,17 @@ pub fn resolve(
     model: &ModelSpec,
 ) -> Result<ServerConfig> {
     let version = flags.vllm_version.unwrap_or(defaults::NEWEST);
-    if version < defaults::OLDEST_V1 {
+    if version < defaults::OLDEST_V0 {
         return Err(Error::invalid(
             "--vllm-version",
             "vllm_version",
             format!(
-                "vLLM {version} runs the V0 engine by default, which servesim does not model; \
-                 give 0.8.0 or later (V1 is the default engine from 0.8.0)"
+                "vLLM {version} is older than the oldest modelled, {} (V0 from 0.6.0, V1 from 0.8.0)",
+                defaults::OLDEST_V0
             ),
         ));
     }
+    let v0 = defaults::is_v0(version);
     if version > Version::new(defaults::NEWEST.major, defaults::NEWEST.minor, 99) {
         return Err(Error::invalid(
             "--vllm-version",
@@ -128,19 +166,12 @@ pub fn resolve(
     let device = format!("{} {}", hw.name, hw.description);
     let total_bytes = hw.memory.reported_total_mib * MIB;
     let (mnbt_default, mns_default) = defaults::batch_defaults(version, &device, total_bytes / GIB);
+    let mns_default = if v0 {
+        defaults::V0_MAX_NUM_SEQS
+    } else {
+        mns_default
+    };
     let max_num_seqs = positive("--max-num-seqs", flags.max_num_seqs)?.unwrap_or(mns_default);
-    let mnbt =
-        positive("--max-num-batched-tokens", flags.max_num_batched_tokens)?.unwrap_or(mnbt_default);
-    if mnbt < max_num_seqs {
-        return Err(Error::invalid(
-            "--max-num-batched-tokens",
-            "max_num_batched_tokens",
-            format!(
-                "max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs \
-                 ({max_num_seqs}), as vLLM's SchedulerConfig requires"
-            ),
-        ));
-    }
     let max_model_len = match positive("--max-model-len", flags.max_model_len)? {
         Some(m) if m > model.context_length => {
             return Err(Error::invalid(
@@ -155,6 +186,35 @@ pub fn resolve(
         Some(m) => m,
         None => model.context_length,
     };
+    let chunked_prefill = chunked_prefill(flags, version, max_model_len, model)?;
+    let mnbt_default = if v0 {
+        defaults::v0_max_num_batched_tokens(version, chunked_prefill, max_model_len)
+    } else {
+        mnbt_default
+    };
+    let mnbt =
+        positive("--max-num-batched-tokens", flags.max_num_batched_tokens)?.unwrap_or(mnbt_default);
+    if mnbt < max_num_seqs {
+        return Err(Error::invalid(
+            "--max-num-batched-tokens",
+            "max_num_batched_tokens",
+            format!(
+                "max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs \
+                 ({max_num_seqs}), as vLLM's SchedulerConfig requires"
+            ),
+        ));
+    }
+    if !chunked_prefill && mnbt < max_model_len {
+        return Err(Error::invalid(
+            "--max-num-batched-tokens",
+            "max_num_batched_tokens",
+            format!(
+                "max_num_batched_tokens ({mnbt}) is smaller than max_model_len ({max_model_len}) \
+                 without chunked prefill, which vLLM V0 refuses: raise it, lower --max-model-len \
+                 or give --enable-chunked-prefill"
+            ),
+        ));
+    }
     let util = match flags.gpu_memory_utilization {
         Some(u) if !(u.is_finite() && u > 0.0 && u <= 1.0) => {
             return Err(Error::invalid(
@@ -204,9 +264,20 @@ pub fn resolve(
     } else {
         flags.async_scheduling || version >= defaults::ASYNC_DEFAULT_SINCE
     };
+    if v0 && flags.long_prefill_token_threshold.is_some() {
+        return Err(Error::invalid(
+            "--long-prefill-token-threshold",
+            "long_prefill_token_threshold",
+            format!(
+                "servesim models the threshold in V1 only (0.8.0 and later), not in vLLM {version}"
+            ),
+        ));
+    }
     let threshold = flags.long_prefill_token_threshold.unwrap_or(0);
     let capture_sizes = if flags.enforce_eager {
         Vec::new()
+    } else if v0 {
+        defaults::v0_capture_sizes(version, max_num_seqs)
     } else {
         defaults::capture_sizes(version, hw.arch, max_num_seqs, mnbt)
     };
@@ -258,7 +329,11 @@ pub fn resolve(
             (non_torch + cudagraph) / GIB
         )));
     }
-    let usable = num_gpu_blocks - 1;
+    let usable = if v0 {
+        num_gpu_blocks
+    } else {
+        num_gpu_blocks - 1
+    };
     if usable < max_model_len.div_ceil(block_size) {
         return Err(Error::Impossible(format!(
             "the model's max seq len ({max_model_len}) is larger than the maximum number of tokens \
@@ -276,11 +351,23 @@ pub fn resolve(
         num_gpu_blocks,
         max_model_len,
         long_prefill_token_threshold: threshold,
-        prefix_caching: !flags.no_enable_prefix_caching,
+        // V0: off unless asked (`enable_prefix_caching: bool = False`@0.6.3); V1: on.
+        prefix_caching: if v0 {
+            flags.enable_prefix_caching
+        } else {
+            !flags.no_enable_prefix_caching
+        },
         enforce_eager: flags.enforce_eager,
         async_scheduling,
         capture_sizes: capture_sizes.clone(),
-        full_sequence_must_fit: version >= defaults::FULL_SEQUENCE_MUST_FIT_SINCE,
+        // V0's block manager allocates the whole prompt at admission.
+        full_sequence_must_fit: v0 || version >= defaults::FULL_SEQUENCE_MUST_FIT_SINCE,
+        chunked_prefill,
+        watermark_blocks: if v0 {
+            (defaults::V0_WATERMARK * num_gpu_blocks as f64) as u64
+        } else {
+            0
+        },
         clips_max_tokens: version >= defaults::CLIPS_MAX_TOKENS_SINCE,
         requested_bytes,
         activation_peak_bytes: activation,

@@ -2,8 +2,12 @@
 //! `gpu_memory_utilization` and the profile run as `gpu_worker.determine_available_memory`
 //! does, the token budget shared by decodes and a chunked prefill in one step, the
 //! preemption victim (the last admitted running request, requeued at the front) and its
-//! recompute, `max_num_seqs`, and whole runs through the event loop.
+//! recompute, `max_num_seqs`, and whole runs through the event loop. V0 (before 0.8) in
+//! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`.
+#[path = "../common/mod.rs"]
 mod common;
+mod rules;
+mod v0;
 
 use servesim::engine::request::Phase;
 use servesim::engine::scheduler::Batch;
@@ -323,13 +327,43 @@ fn each_engine_refuses_the_other_engines_flags_in_one_line() {
             "--engine",
             "vllm",
             "--vllm-version",
-            "0.6.3",
+            "0.5.4",
             "--model",
             "qwen2.5-0.5b",
             "--hardware",
             "h100-sxm5-80gb",
         ],
-        &["V0", "0.8.0"],
+        &["0.5.4", "oldest modelled, 0.6.0"],
+    );
+    let vllm_run = |extra: &[&str], want: &[&str]| {
+        let mut args = vec!["run", "--engine", "vllm", "--model", "qwen2.5-0.5b"];
+        args.extend_from_slice(&["--hardware", "h100-sxm5-80gb"]);
+        args.extend_from_slice(extra);
+        common::fails_with(&args, want);
+    };
+    vllm_run(
+        &["--vllm-version", "0.11.0", "--no-enable-chunked-prefill"],
+        &["--no-enable-chunked-prefill", "V0"],
+    );
+    vllm_run(
+        &[
+            "--vllm-version",
+            "0.6.3",
+            "--long-prefill-token-threshold",
+            "16",
+        ],
+        &["--long-prefill-token-threshold", "0.8.0"],
+    );
+    vllm_run(
+        &[
+            "--vllm-version",
+            "0.6.3",
+            "--max-model-len",
+            "4096",
+            "--max-num-batched-tokens",
+            "2048",
+        ],
+        &["max_num_batched_tokens (2048)", "max_model_len (4096)"],
     );
 }
 

@@ -1,0 +1,221 @@
+//! vLLM rules that change a step's price or timing, by hand: which steps run under full or
+//! piecewise CUDA graphs per version and what a piecewise step costs, async scheduling's
+//! late arrivals and (before 0.12) wasted decode slots, and vLLM's own CPU per step.
+use super::*;
+
+#[test]
+fn graph_rules_by_version_pure_decode_full_mixed_piecewise_v0_eager() {
+    use servesim::cost::Launch;
+    // One step with a decode and a 40-token prefill, then a pure decode step, per version.
+    let launches = |version: &str| {
+        let flags = ServerFlags {
+            num_gpu_blocks_override: Some(101),
+            max_num_batched_tokens: Some(64),
+            max_num_seqs: Some(32),
+            max_model_len: Some(64),
+            enable_chunked_prefill: version.starts_with("0.6"),
+            vllm_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        let mut s =
+            VllmScheduler::new(&vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b"), None).unwrap();
+        let a = s.add_request(20, 30);
+        s.arrive(a);
+        step(&mut s);
+        let b = s.add_request(40, 1);
+        s.arrive(b);
+        let mixed = step(&mut s).shape;
+        let decode = step(&mut s).shape;
+        assert_eq!((mixed.prefill_reqs, decode.prefill_reqs), (1, 0));
+        (
+            mixed.launch(),
+            mixed.graph_bs,
+            decode.launch(),
+            decode.graph_bs,
+        )
+    };
+    // 0.11+ FULL_AND_PIECEWISE: the mixed step (41 tokens) pads to the 48-token piece
+    // (capture sizes 1, 2, 4, 8, …, 64 = 2 × max_num_seqs).
+    let want = (Launch::Piecewise, Some(48), Launch::Graph, Some(1));
+    assert_eq!(launches("0.11.0"), want);
+    // 0.8–0.10 PIECEWISE: the pure decode step is piecewise too.
+    let want = (Launch::Piecewise, Some(48), Launch::Piecewise, Some(1));
+    assert_eq!(launches("0.10.0"), want);
+    // V0: decode-only graphs by batch size; the mixed step is eager.
+    assert_eq!(
+        launches("0.6.3"),
+        (Launch::Eager, None, Launch::Graph, Some(1))
+    );
+}
+
+#[test]
+fn piecewise_graphs_keep_three_tenths_of_the_eager_launch_cost_by_hand() {
+    use servesim::cost::BatchShape;
+    // qwen2.5-0.5b (24 layers, tp 1: no all-reduce) on an H100, whose profile's eager launch
+    // cost is 43,300 ns per layer. The same 8-request decode step, padded to the graph of 8:
+    // a full graph pays no per-layer launch, piecewise graphs 0.3 × 43,300 per layer (three
+    // launches of about ten), eager all of it. Every other term is the same: both backends.
+    for backend in ["roofline", "kernels"] {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some("vllm".into()),
+                vllm_version: Some("0.11.0".parse().unwrap()),
+                cost_model: Some(backend.into()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        let cost = sc.step_cost().unwrap();
+        let full = BatchShape {
+            decode_reqs: 8,
+            decode_ctx_sum: 8 * 1024,
+            graph_bs: Some(8),
+            ..Default::default()
+        };
+        let piecewise = BatchShape {
+            piecewise: true,
+            ..full
+        };
+        let eager = BatchShape {
+            graph_bs: None,
+            ..full
+        };
+        let gpu = |s: &BatchShape| cost.step_time(s).gpu_ns;
+        let (f, p, e) = (gpu(&full), gpu(&piecewise), gpu(&eager));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(close(p - f, 24.0 * 0.3 * 43_300.0), "{backend}: {}", p - f);
+        assert!(close(e - f, 24.0 * 43_300.0), "{backend}: {}", e - f);
+    }
+}
+
+/// qwen2.5-0.5b on vLLM `version` with 101 blocks of 16, a 64-token budget, 8 sequences and
+/// `--async-scheduling` when `async_flag` (0.14+ has it on by default).
+fn small_at(version: &str, async_flag: bool) -> VllmScheduler {
+    let flags = ServerFlags {
+        num_gpu_blocks_override: Some(101),
+        max_num_batched_tokens: Some(64),
+        max_num_seqs: Some(8),
+        max_model_len: Some(64),
+        async_scheduling: async_flag,
+        vllm_version: Some(version.parse().unwrap()),
+        ..Default::default()
+    };
+    VllmScheduler::new(&vllm(flags, "h100-sxm5-80gb", "qwen2.5-0.5b"), None).unwrap()
+}
+
+#[test]
+fn async_scheduling_sees_a_request_arriving_mid_step_one_step_later() {
+    // `step_with_batch_queue`: step N+1 is scheduled while step N runs, so B, arriving
+    // during A's prefill step, is first scheduled in the step after next (A decodes alone
+    // in between); synchronous 0.13 admits it at once.
+    for (version, b_admitted_in) in [("0.14.0", 3), ("0.13.0", 2)] {
+        let mut s = small_at(version, false);
+        let a = s.add_request(20, 30);
+        s.arrive(a);
+        let first = s.next_batch().unwrap();
+        let b = s.add_request(20, 5);
+        s.arrive(b); // while step 1 is in flight
+        s.complete(&first);
+        let mut admitted = None;
+        for n in 2..=3 {
+            let batch = step(&mut s);
+            if batch.prefill.iter().any(|p| p.id == b) && admitted.is_none() {
+                admitted = Some(n);
+            }
+        }
+        assert_eq!(admitted, Some(b_admitted_in), "vLLM {version}");
+    }
+    // Nothing else to run: the late arrival is scheduled at once.
+    let mut s = small_at("0.14.0", false);
+    let a = s.add_request(20, 1);
+    s.arrive(a);
+    let first = s.next_batch().unwrap();
+    let b = s.add_request(20, 5);
+    s.arrive(b);
+    s.complete(&first);
+    assert_eq!(chunks(&step(&mut s)), vec![(b, 20, 0, true)]);
+}
+
+#[test]
+fn async_scheduling_before_0_12_wastes_a_decode_slot_on_a_finished_request() {
+    // A (2 outputs) and B (10) prefill together, then decode once: A finishes. In 0.10–0.11
+    // with --async-scheduling the next step was scheduled before A's finish was seen: A
+    // still takes a decode slot (its output dropped); 0.12+ skips it ("Avoid scheduling an
+    // extra step"), and so does synchronous scheduling.
+    for (version, async_flag, decodes) in [
+        ("0.11.0", true, 2),
+        ("0.11.0", false, 1),
+        ("0.12.0", true, 1),
+    ] {
+        let mut s = small_at(version, async_flag);
+        let a = s.add_request(20, 2);
+        let b = s.add_request(20, 10);
+        s.arrive(a);
+        s.arrive(b);
+        step(&mut s);
+        step(&mut s);
+        assert_eq!(s.phase(a), Phase::Finished);
+        let third = step(&mut s);
+        assert_eq!(
+            third.shape.decode_reqs, decodes,
+            "vLLM {version} async {async_flag}"
+        );
+        // The wasted slot attends to A's 22 tokens (context 21 + the dropped one).
+        let b_only = 22;
+        assert_eq!(
+            third.shape.decode_ctx_sum,
+            b_only + (decodes - 1) * 22,
+            "vLLM {version}"
+        );
+        assert_eq!(s.output_tokens(b), 3);
+    }
+}
+
+#[test]
+fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
+    use servesim::cost::BatchShape;
+    // spec::vllm::overheads: V1 1.0 ms + 8 µs per request, V0 2.0 ms + 12 µs; SGLang keeps
+    // the H100 profile's 2.296 ms + 5 µs. A 10-request decode step, by hand.
+    let shape = BatchShape {
+        decode_reqs: 10,
+        decode_ctx_sum: 10 * 512,
+        graph_bs: Some(16),
+        ..Default::default()
+    };
+    for (engine, version, want_ns) in [
+        ("vllm", Some("0.11.0"), 1.0e6 + 10.0 * 8e3),
+        ("vllm", Some("0.6.3"), 2.0e6 + 10.0 * 12e3),
+        ("sglang", None, 2.296e6 + 10.0 * 5e3),
+    ] {
+        let sc = scenario(
+            ServerFlags {
+                engine: Some(engine.into()),
+                vllm_version: version.map(|v| v.parse().unwrap()),
+                ..Default::default()
+            },
+            client(8, 100, 10),
+        );
+        let cpu = sc.step_cost().unwrap().step_time(&shape).cpu_ns;
+        assert!((cpu - want_ns).abs() < 1.0, "{engine} {version:?}: {cpu}");
+    }
+}
+
+#[test]
+fn a_crowded_async_run_with_wasted_slots_keeps_its_kv_accounts_and_serves_every_token() {
+    // 0.11.0 with --async-scheduling (wasted slots) and 0.14.0 (late arrivals only), with
+    // the invariants (KV used = Σ allocations + the wasted slots' blocks) checked each step.
+    for (version, async_flag) in [("0.11.0", true), ("0.14.0", false)] {
+        let server = ServerFlags {
+            engine: Some("vllm".into()),
+            vllm_version: Some(version.parse().unwrap()),
+            async_scheduling: async_flag,
+            num_gpu_blocks_override: Some(60),
+            max_model_len: Some(512),
+            ..Default::default()
+        };
+        let out = run(&scenario(server, client(64, 200, 200))).unwrap();
+        assert_eq!(out.metrics.completed, 64, "vLLM {version}");
+        assert_eq!(out.metrics.total_output_tokens, 64 * 200);
+        assert!(out.stats.sched.retractions > 0);
+    }
+}
