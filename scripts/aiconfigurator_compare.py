@@ -292,11 +292,14 @@ def main() -> int:
         print(render_markdown(json.loads(Path(args.render).read_text())))
         return 0
     logging.disable(logging.CRITICAL)
-    from importlib.metadata import version
-
-    versions = {"aiconfigurator": version("aiconfigurator"), "aiconfigurator-core": version("aiconfigurator-core")}
     aic_bin = Path(sys.executable).parent / "aiconfigurator"
-    bundled = aic_bundled_models()
+    if args.reuse:  # AIC's results and versions come from the JSON: AIC need not be installed
+        versions, bundled = {}, set()
+    else:
+        from importlib.metadata import version
+
+        versions = {"aiconfigurator": version("aiconfigurator"), "aiconfigurator-core": version("aiconfigurator-core")}
+        bundled = aic_bundled_models()
     manifest = yaml.safe_load((VALIDATION / "manifest.yaml").read_text())
     os.chdir(REPO)  # model paths below are repo-relative, so the recorded invocations are stable
     tmp = Path("target") / "aic_models"  # git-ignored

@@ -8,8 +8,8 @@ use super::StepTime;
 use crate::spec::hardware::{HardwareProfile, Overheads as OverheadConstants};
 use crate::spec::model::ModelSpec;
 use crate::spec::scheduler_cpu;
-use crate::spec::version::Version;
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
 
 /// The scheduler-CPU multiplier: `worker_thread_cpu_scale` for an SGLang server (`vllm` false)
 /// whose overlap scheduler runs (`overlap`) on a worker thread in its `version`, else 1 (the
