@@ -389,7 +389,9 @@ impl Param {
     pub fn at_bound(&self, v: f64) -> Option<AtBound> {
         let (lo, hi) = self.x_bounds();
         let x = self.to_x(v);
-        if x <= lo + 1e-3 && self.lo > 0.0 {
+        // A lower bound of 0, or one the prior sits on (`worker_thread_cpu_scale`'s 1: no extra
+        // cost), is the mechanism switched off, not a demand of the data beyond physics.
+        if x <= lo + 1e-3 && self.lo > 0.0 && self.prior > self.lo {
             Some(AtBound::Lower)
         } else if x >= hi - 1e-3 {
             Some(AtBound::Upper)
