@@ -286,17 +286,23 @@ def main() -> int:
                     help="which servesim build wrote --servesim-json, e.g. 'commit 04d4f8e' (recorded in the JSON)")
     ap.add_argument("--servesim-crossval", default=None, metavar="JSON",
                     help="validation/crossval.json: adds servesim's leave-one-model-out errors on the same runs")
+    ap.add_argument("--servesim-cost-model", default=None, metavar="NAME",
+                    help="with --servesim-crossval: use only the fits made with this backend (crossval.json's "
+                         "`cost_model`: roofline or kernels; fits without one count for any)")
     ap.add_argument("--only", default=None, help="comma-separated run ids (for a quick check; medians then cover those only)")
     args = ap.parse_args()
     if args.render:
         print(render_markdown(json.loads(Path(args.render).read_text())))
         return 0
     logging.disable(logging.CRITICAL)
-    from importlib.metadata import version
-
-    versions = {"aiconfigurator": version("aiconfigurator"), "aiconfigurator-core": version("aiconfigurator-core")}
     aic_bin = Path(sys.executable).parent / "aiconfigurator"
-    bundled = aic_bundled_models()
+    if args.reuse:  # AIC's results and versions come from the JSON: AIC need not be installed
+        versions, bundled = {}, set()
+    else:
+        from importlib.metadata import version
+
+        versions = {"aiconfigurator": version("aiconfigurator"), "aiconfigurator-core": version("aiconfigurator-core")}
+        bundled = aic_bundled_models()
     manifest = yaml.safe_load((VALIDATION / "manifest.yaml").read_text())
     os.chdir(REPO)  # model paths below are repo-relative, so the recorded invocations are stable
     tmp = Path("target") / "aic_models"  # git-ignored
@@ -451,7 +457,8 @@ def main() -> int:
         doc["servesim"] = servesim_medians(Path(args.servesim_json), expressible, groups, args.servesim_commit)
     if args.servesim_crossval:
         doc["servesim_out_of_sample"] = servesim_crossval_medians(
-            Path(args.servesim_crossval), Path(args.servesim_json) if args.servesim_json else None, expressible, groups)
+            Path(args.servesim_crossval), Path(args.servesim_json) if args.servesim_json else None, expressible, groups,
+            args.servesim_cost_model)
     Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
     print(json.dumps(doc["medians"], indent=1))
     return 0
@@ -494,16 +501,20 @@ def servesim_medians(path: Path, expressible: list[dict], groups: dict, built_fr
 CROSSVAL_CELL = {"output_throughput_tok_s": "out_tok_s", "median_tpot_itl_ms": "med_tpot_itl", "mean_ttft_ms": "mean_ttft"}
 
 
-def servesim_crossval_medians(crossval: Path, validate_json: Path | None, expressible: list[dict], groups: dict) -> dict:
+def servesim_crossval_medians(crossval: Path, validate_json: Path | None, expressible: list[dict], groups: dict,
+                              cost_model: str | None = None) -> dict:
     """servesim's out-of-sample median |error| on the runs AIC expresses.
 
     A run fitted by `servesim calibrate` contributes its leave-one-model-out error (crossval.json);
     a run whose profile was not fitted (datasheet defaults) contributes its plain validate error;
     a run fitted with no leave-one-model-out value (a profile with one model) contributes nothing.
+    With a cost model named, only the fits made with that backend count.
     """
     cv = json.loads(crossval.read_text())
     lomo, fitted = {}, set()
     for f in cv["fits"]:
+        if cost_model is not None and f.get("cost_model", cost_model) != cost_model:
+            continue
         for r in f["runs"]:
             fitted.add(r["id"])
             if r.get("leave_one_model_out"):
@@ -513,6 +524,8 @@ def servesim_crossval_medians(crossval: Path, validate_json: Path | None, expres
         for r in json.loads(validate_json.read_text())["runs"]:
             plain[r["id"]] = {c["metric"]: c["err_pct"] for c in r["cells"]}
     out = {"how": servesim_crossval_medians.__doc__.split("\n\n")[1].strip().replace("\n    ", " "), "groups": {}}
+    if cost_model is not None:
+        out["cost_model"] = cost_model
     for g, f in groups.items():
         table = {}
         for metric, key in CROSSVAL_CELL.items():

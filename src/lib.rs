@@ -23,6 +23,8 @@
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
 //!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
+//! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
+//!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`; hits left by earlier runs on the same server (`--prior-runs`):
 //!   `client::prior`;

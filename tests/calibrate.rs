@@ -222,25 +222,30 @@ fn cli_writes_profile_and_cross_validation() {
     let dir = std::env::temp_dir().join(format!("servesim-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (yaml, cv) = (dir.join("b200.yaml"), dir.join("crossval.json"));
-    let (code, report, stderr) = common::servesim(&[
-        "calibrate",
-        "--profile",
-        "b200-sxm-180gb",
-        "--runs",
-        "004-01,004-03",
-        "--params",
-        "memory,moe_layer_ns",
-        "--max-iterations",
-        "2",
-        "--quiet",
-        "--date",
-        "2025-01-02",
-        "--cross-validate",
-        "--out",
-        yaml.to_str().unwrap(),
-        "--out-crossval",
-        cv.to_str().unwrap(),
-    ]);
+    let calibrate = |cost_model: &str| {
+        common::servesim(&[
+            "calibrate",
+            "--profile",
+            "b200-sxm-180gb",
+            "--runs",
+            "004-01,004-03",
+            "--params",
+            "memory,moe_layer_ns",
+            "--max-iterations",
+            "2",
+            "--quiet",
+            "--date",
+            "2025-01-02",
+            "--cost-model",
+            cost_model,
+            "--cross-validate",
+            "--out",
+            yaml.to_str().unwrap(),
+            "--out-crossval",
+            cv.to_str().unwrap(),
+        ])
+    };
+    let (code, report, stderr) = calibrate("roofline");
     assert_eq!(code, 0, "{stderr}");
     assert!(report.contains("med TPOT/ITL LOO"), "{report}");
     let text = std::fs::read_to_string(&yaml).unwrap();
@@ -254,5 +259,14 @@ fn cli_writes_profile_and_cross_validation() {
         .runs
         .iter()
         .all(|r| r.leave_one_out.is_some() && r.leave_one_model_out.is_none()));
+    // The backend is recorded, and a fit of the same runs with the other backend is kept
+    // beside it rather than replacing it (the README shows both).
+    assert_eq!(fit.cost_model.as_deref(), Some("roofline"));
+    let (code, _, stderr) = calibrate("kernels");
+    assert_eq!(code, 0, "{stderr}");
+    let file = servesim::calibrate::crossval::CrossvalFile::load(&cv).unwrap();
+    let models: Vec<_> = file.fits.iter().map(|f| f.cost_model.as_deref()).collect();
+    assert_eq!(models.len(), 2, "{models:?}");
+    assert!(models.contains(&Some("roofline")) && models.contains(&Some("kernels")));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -182,6 +182,11 @@ fn nan_negative_and_infinite_numbers_in_hardware_profiles() {
             "overheads.client_send_ns",
             "--client-send-us",
         ),
+        (
+            "hw-worker-thread-scale.yaml",
+            "overheads.worker_thread_cpu_scale",
+            "0.5 is outside [1, 2]",
+        ),
     ] {
         fails_with(
             &["run", "--hardware", &fixture(file)],

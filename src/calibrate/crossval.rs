@@ -8,6 +8,7 @@
 //! (`validation/crossval.json`, one entry per fit) that the README's accuracy section reads.
 use super::fit::{fit_joint, predict_joint, Errors, FitResult, FitSpec};
 use super::runs::RunSet;
+use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
 use serde::{Deserialize, Serialize};
@@ -83,12 +84,19 @@ pub struct ProfileCv {
     /// Constants that ended at a physical bound, with what that means.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub at_bound: BTreeMap<String, String>,
+    /// The step-cost backend every run was priced with (`--cost-model`: `roofline` or
+    /// `kernels`); absent: servesim's default rule (kernels where the profile has tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<String>,
 }
 
 impl ProfileCv {
     /// `profile (runs)`, the label of the fit in tables.
     pub fn label(&self) -> String {
-        format!("{} ({})", self.profile, self.runs_label)
+        match &self.cost_model {
+            Some(m) => format!("{} ({}), {m}", self.profile, self.runs_label),
+            None => format!("{} ({})", self.profile, self.runs_label),
+        }
     }
 }
 
@@ -134,12 +142,18 @@ impl CrossvalFile {
         };
         file.note = NOTE.to_string();
         file.fits.retain(|f| {
-            f.profile != cv.profile || !f.runs.iter().any(|r| cv.runs.iter().any(|s| s.id == r.id))
+            f.profile != cv.profile
+                || f.cost_model != cv.cost_model
+                || !f.runs.iter().any(|r| cv.runs.iter().any(|s| s.id == r.id))
         });
         file.fits.push(cv);
         file.fits.sort_by(|a, b| {
             let first = |f: &ProfileCv| f.runs.first().map(|r| r.id.clone()).unwrap_or_default();
-            (a.profile.as_str(), first(a)).cmp(&(b.profile.as_str(), first(b)))
+            (a.profile.as_str(), first(a), &a.cost_model).cmp(&(
+                b.profile.as_str(),
+                first(b),
+                &b.cost_model,
+            ))
         });
         let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Msg(e.to_string()))?;
         std::fs::write(path, format!("{text}\n")).map_err(|e| Error::io(path, e))
@@ -320,5 +334,12 @@ pub fn cross_validate(
         runs: rows,
         profiles: if joint { names } else { Vec::new() },
         at_bound: full.at_bounds(&spec.params).into_iter().collect(),
+        cost_model: set.cost_model.map(|m| {
+            match m {
+                CostModel::Roofline => "roofline",
+                CostModel::Kernels => "kernels",
+            }
+            .to_string()
+        }),
     }
 }

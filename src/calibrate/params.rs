@@ -232,6 +232,22 @@ const SCALARS: &[Scalar] = &[
     ovh!(per_request_cpu_ns, scale 5e3, [0.0, 100e3],
         "Python bookkeeping per running request per iteration: 0 when vectorised, at most tens of µs",
         prior 5.0e3, Sharing::Shared, HOST),
+    // The worker-thread overlap of SGLang 0.3.6–0.5.3 (spec::scheduler_cpu): one value per SGLang
+    // version group by construction (it only acts on those versions), shared like the CPU time.
+    Scalar {
+        name: "worker_thread_cpu_scale",
+        section: Section::Overheads,
+        get: |h| h.overheads.worker_thread_cpu_scale,
+        set: |h, v| h.overheads.worker_thread_cpu_scale = v,
+        transform: Transform::Log,
+        lo: crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MIN,
+        hi: crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MAX,
+        bounds_why: "the overlap worker thread of SGLang 0.3.6–0.5.3 takes turns with the scheduler on the GIL (SGLang issue #2573): the scheduler's Python work per iteration is at least its own (×1) and at most that plus as much again from the forward thread (×2)",
+        prior: 1.0,
+        prior_sd: 0.35,
+        sharing: Sharing::Shared,
+        sharing_why: HOST,
+    },
     ovh!(graph_step_ns, scale 3e5, [20e3, 5e6],
         "CUDA-graph replay launch (≥ 10–20 µs) plus sampling over the vocabulary (0.1–1 ms) per decode step",
         prior 0.3e6, Sharing::PerHardware, "graph launch latency and the sampling kernels run on the device"),
@@ -373,7 +389,9 @@ impl Param {
     pub fn at_bound(&self, v: f64) -> Option<AtBound> {
         let (lo, hi) = self.x_bounds();
         let x = self.to_x(v);
-        if x <= lo + 1e-3 && self.lo > 0.0 {
+        // A lower bound of 0, or one the prior sits on (`worker_thread_cpu_scale`'s 1: no extra
+        // cost), is the mechanism switched off, not a demand of the data beyond physics.
+        if x <= lo + 1e-3 && self.lo > 0.0 && self.prior > self.lo {
             Some(AtBound::Lower)
         } else if x >= hi - 1e-3 {
             Some(AtBound::Upper)

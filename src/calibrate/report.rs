@@ -16,6 +16,7 @@ use crate::report::table::{fmt_err, Style, Table};
 use crate::spec::model::WeightFormat;
 use crate::validate::compare::{Headline, Validation};
 use crate::validate::render::validation_markdown;
+use std::collections::BTreeMap;
 
 /// The command that writes the cross-validation file for one profile.
 pub const CROSSVAL_COMMAND: &str =
@@ -72,7 +73,10 @@ fn runs_table(file: &CrossvalFile) -> Table {
     for p in &file.fits {
         for r in &p.runs {
             let k = kinds(r, names.len());
-            let profile = r.hardware.clone().unwrap_or_else(|| p.profile.clone());
+            let mut profile = r.hardware.clone().unwrap_or_else(|| p.profile.clone());
+            if let Some(m) = &p.cost_model {
+                profile = format!("{profile}, {m}");
+            }
             let mut row = vec![profile, r.id.clone(), r.model.clone()];
             for m in 0..3 {
                 for e in &k {
@@ -90,7 +94,7 @@ fn runs_table(file: &CrossvalFile) -> Table {
 }
 
 /// Median |error| per group, and the worst leave-one-model-out throughput error.
-fn summary_table(file: &CrossvalFile) -> Table {
+fn summary_table(file: &CrossvalFile, applied: &[bool]) -> Table {
     let names = kind_names(file);
     let (mut header, mut right) = header(&["group", "runs"], names);
     header.push("max |err| out tok/s LOMO".into());
@@ -98,8 +102,12 @@ fn summary_table(file: &CrossvalFile) -> Table {
     right[1] = true;
     let mut rows = Vec::new();
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}%"));
-    for p in &file.fits {
-        let name = p.label();
+    for (p, &in_profiles) in file.fits.iter().zip(applied) {
+        let name = if in_profiles {
+            p.label()
+        } else {
+            format!("{} (not in the profiles)", p.label())
+        };
         let mxfp4 = |r: &&RunCv| r.weight_format == "mxfp4";
         let all: Vec<&RunCv> = p.runs.iter().collect();
         let mut groups = vec![(name.clone(), all.clone())];
@@ -145,15 +153,75 @@ fn summary_table(file: &CrossvalFile) -> Table {
     }
 }
 
-/// Runs whose in-sample errors in the file differ from `v`'s by more than rounding.
-fn stale_runs(file: &CrossvalFile, v: &Validation) -> Vec<String> {
+/// Whether `fit`'s fitted constants are the bundled profiles' values (to the digits written):
+/// false for a fit superseded by a later one, or one not written to the profiles (e.g. a fit
+/// with another backend that made the held-out runs worse). Such a fit's in-sample errors are
+/// what its own constants give, not the table above, so they are never stale.
+fn in_profiles(fit: &ProfileCv) -> bool {
+    let names = if fit.profiles.is_empty() {
+        vec![fit.profile.clone()]
+    } else {
+        fit.profiles.clone()
+    };
+    let Ok(profiles) = names
+        .iter()
+        .map(|n| crate::spec::bundled::load_hardware(n))
+        .collect::<crate::error::Result<Vec<_>>>()
+    else {
+        return false;
+    };
+    fit.fitted.iter().all(|(key, &value)| {
+        let (name, on) = key.split_once('@').unwrap_or((key, ""));
+        let Ok(param) = super::params::Param::parse(name, &profiles) else {
+            return false;
+        };
+        profiles
+            .iter()
+            .filter(|h| on.is_empty() || on == "shared" || on == h.name)
+            .filter(|h| param.applies_to(h))
+            .all(|h| format_value(param.get(h)) == format_value(value))
+    })
+}
+
+/// The validation a fit's in-sample errors are compared with: `v` for a fit made with the
+/// default backend rule, else the same manifest replayed with the fit's backend (one replay
+/// per backend, memoised in `forced`).
+fn validation_for<'a>(
+    fit: &ProfileCv,
+    v: &'a Validation,
+    forced: &'a mut BTreeMap<String, Option<Validation>>,
+) -> Option<&'a Validation> {
+    let Some(model) = &fit.cost_model else {
+        return Some(v);
+    };
+    forced
+        .entry(model.clone())
+        .or_insert_with(|| {
+            let manifest =
+                crate::validate::manifest::Manifest::load(std::path::Path::new(&v.manifest))
+                    .ok()?;
+            let mut ov = crate::validate::replay::Overrides::default();
+            ov.server.cost_model = Some(model.clone());
+            Some(crate::validate::compare::validate_with(&manifest, &ov))
+        })
+        .as_ref()
+}
+
+/// Runs whose in-sample errors, in a fit whose constants are the profiles' (see
+/// [`in_profiles`]), differ by more than rounding from `v`'s (or, for a fit made with a named
+/// backend, from a replay with that backend).
+fn stale_runs(file: &CrossvalFile, v: &Validation, applied: &[bool]) -> Vec<String> {
     let metric = [
         Headline::OutputThroughput,
         Headline::MedianTpot,
         Headline::MeanTtft,
     ];
+    let mut forced = BTreeMap::new();
     let mut out = Vec::new();
-    for p in &file.fits {
+    for (p, _) in file.fits.iter().zip(applied).filter(|(_, &a)| a) {
+        let Some(v) = validation_for(p, v, &mut forced) else {
+            continue;
+        };
         for r in &p.runs {
             let now = v.runs.iter().find(|row| row.id == r.id).map(|row| {
                 metric.map(|m| {
@@ -206,10 +274,26 @@ pub fn crossval_markdown(file: &CrossvalFile, v: &Validation) -> String {
     out.push_str(
         "Median |error| per group (the last column: the worst LOMO throughput error):\n\n",
     );
-    out.push_str(&summary_table(file).render(Style::Markdown));
+    let applied: Vec<bool> = file.fits.iter().map(in_profiles).collect();
+    out.push_str(&summary_table(file, &applied).render(Style::Markdown));
+    let superseded: Vec<String> = file
+        .fits
+        .iter()
+        .zip(&applied)
+        .filter(|(_, &a)| !a)
+        .map(|(p, _)| format!("{} of {}", p.label(), p.date))
+        .collect();
+    if !superseded.is_empty() {
+        out.push_str(&format!(
+            "\n*Not in the profiles:* the constants of {} are not the bundled profiles' (a later fit replaced them, or \
+             they were not written because they made the held-out runs worse); their in-sample column is what those \
+             constants give, not the table above.\n",
+            superseded.join("; ")
+        ));
+    }
     out.push_str("\nPer run:\n\n");
     out.push_str(&runs_table(file).render(Style::Markdown));
-    let stale = stale_runs(file, v);
+    let stale = stale_runs(file, v, &applied);
     if !stale.is_empty() {
         out.push_str(&format!(
             "\n**Stale:** the in-sample errors recorded for {} no longer match the table above (the engine or a profile \

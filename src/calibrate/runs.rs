@@ -320,6 +320,8 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
         e.gemm_half_tokens,
         e.memory,
         e.collective,
+        e.custom_all_reduce,
+        h.link.custom_all_reduce_latency_ns,
         e.mxfp4_compute,
         e.mxfp4_memory,
         e.moe_gemm.unwrap_or(-1.0),
@@ -333,6 +335,7 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
         o.request_latency_ns,
         o.tokenize_per_token_ns,
         o.stream_latency_ns,
+        o.worker_thread_cpu_scale,
     ]
     .iter()
     .map(|v| v.to_bits())

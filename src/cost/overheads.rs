@@ -1,11 +1,26 @@
 //! Costs on top of the kernels, shared by every [`StepCost`](super::StepCost) backend: the
 //! scheduler's CPU time per iteration (hidden under the GPU step by the overlap scheduler, else
-//! serial) and the fixed GPU-side time per step (CUDA-graph launch and sampling, per-layer launch
+//! serial; scaled by `worker_thread_cpu_scale` in the SGLang versions whose overlap scheduler
+//! runs the forward pass on a second Python thread, `spec::scheduler_cpu`) and the fixed
+//! GPU-side time per step (CUDA-graph launch and sampling, per-layer launch
 //! costs when eager, per-layer and per-MoE-layer floors).
 use super::{Launch, StepTime};
 use crate::spec::hardware::{HardwareProfile, Overheads as OverheadConstants};
 use crate::spec::model::ModelSpec;
+use crate::spec::scheduler_cpu;
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
+
+/// The scheduler-CPU multiplier: `worker_thread_cpu_scale` for an SGLang server (`vllm` false)
+/// whose overlap scheduler runs (`overlap`) on a worker thread in its `version`, else 1 (the
+/// one-thread loop the CPU constants are stated for; vLLM's costs are its own).
+fn cpu_scale(worker_thread_cpu_scale: f64, version: Version, overlap: bool, vllm: bool) -> f64 {
+    if !vllm && overlap && scheduler_cpu::group(version).overlap_on_worker_thread {
+        worker_thread_cpu_scale
+    } else {
+        1.0
+    }
+}
 
 /// Share of a layer's eager launch cost left under vLLM's piecewise CUDA graphs
 /// (`vllm/compilation/`: the graph is split at the attention op, which runs eagerly). A
@@ -22,6 +37,9 @@ pub const PIECEWISE_LAUNCH_SHARE: f64 = 0.3;
 pub struct Overheads {
     constants: OverheadConstants,
     overlap: bool,
+    /// Multiplier on the scheduler CPU time: the profile's `worker_thread_cpu_scale` when the
+    /// overlap scheduler of this SGLang version runs on a worker thread, else 1.
+    cpu_scale: f64,
     num_layers: f64,
     moe_layers: f64,
 }
@@ -38,6 +56,12 @@ impl Overheads {
         Overheads {
             constants,
             overlap: server.overlap_schedule,
+            cpu_scale: cpu_scale(
+                hw.overheads.worker_thread_cpu_scale,
+                server.version,
+                server.overlap_schedule,
+                server.vllm.is_some(),
+            ),
             num_layers: model.num_layers as f64,
             moe_layers: model.moe_layers() as f64,
         }
@@ -46,7 +70,7 @@ impl Overheads {
     /// Scheduler CPU time of one iteration over `requests` requests (decode + prefill), ns.
     pub fn cpu_ns(&self, requests: u64) -> f64 {
         let o = &self.constants;
-        o.step_cpu_ns + o.per_request_cpu_ns * requests as f64
+        (o.step_cpu_ns + o.per_request_cpu_ns * requests as f64) * self.cpu_scale
     }
 
     /// Fixed GPU-side time of one step, ns: graph launch and sampling, per-layer launches when
@@ -76,5 +100,25 @@ impl Overheads {
             gpu_ns,
             cpu_ns,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_thread_scale_acts_only_on_threaded_sglang_overlap() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        // SGLang 0.5.1 and 0.4.6 run the overlap on a worker thread (PR #1687 .. PR #11210).
+        assert_eq!(cpu_scale(1.5, v("0.5.1"), true, false), 1.5);
+        assert_eq!(cpu_scale(1.5, v("0.4.6"), true, false), 1.5);
+        // 0.5.4+ overlaps on a CUDA stream of the one scheduler thread.
+        assert_eq!(cpu_scale(1.5, v("0.5.4"), true, false), 1.0);
+        assert_eq!(cpu_scale(1.5, v("0.5.6"), true, false), 1.0);
+        // No overlap (--disable-overlap-schedule, speculative decoding): no second thread.
+        assert_eq!(cpu_scale(1.5, v("0.5.1"), false, false), 1.0);
+        // vLLM's own costs are not SGLang's threads.
+        assert_eq!(cpu_scale(1.5, v("0.5.1"), true, true), 1.0);
     }
 }

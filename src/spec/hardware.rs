@@ -186,6 +186,14 @@ pub struct Overheads {
     /// Extra fixed time per MoE layer per step (routing, permute/unpermute, expert dispatch), ns.
     #[serde(default)]
     pub moe_layer_ns: f64,
+    /// Multiplier on the scheduler CPU time per iteration (`step_cpu_ns`, `per_request_cpu_ns`,
+    /// which are stated for the one-thread loop of SGLang 0.5.4+) when the overlap scheduler
+    /// runs the forward pass on a second Python thread (SGLang 0.3.6–0.5.3,
+    /// [`super::scheduler_cpu`]): the two threads take turns on the GIL, so the scheduler's
+    /// Python work per iteration is at least what it is alone (1) and at most doubled by the
+    /// forward thread's own Python work (2). Default 1.
+    #[serde(default = "one")]
+    pub worker_thread_cpu_scale: f64,
     /// One-way client → scheduler latency of a request (HTTP, new aiohttp session, queues), ns.
     pub request_latency_ns: f64,
     /// Server tokenization per prompt token (TokenizerManager is serial), ns.
@@ -234,6 +242,11 @@ pub struct HardwareProfile {
     #[serde(default)]
     pub pd_transfer: Option<PdTransferLink>,
 }
+
+/// Bounds of `overheads.worker_thread_cpu_scale`: the scheduler's own Python work at least
+/// (1), and at most that plus an equal share of the forward thread's (2).
+pub const WORKER_THREAD_CPU_SCALE_MIN: f64 = 1.0;
+pub const WORKER_THREAD_CPU_SCALE_MAX: f64 = 2.0;
 
 /// Largest fixed overhead accepted (1000 s, in ns).
 pub const MAX_OVERHEAD_NS: f64 = 1e12;
@@ -446,6 +459,16 @@ impl HardwareProfile {
                     format!("{v} ns is more than 1000 s: not a plausible overhead"),
                 ));
             }
+        }
+        let scale = o.worker_thread_cpu_scale;
+        if !(WORKER_THREAD_CPU_SCALE_MIN..=WORKER_THREAD_CPU_SCALE_MAX).contains(&scale) {
+            return Err(Error::invalid(
+                origin,
+                "overheads.worker_thread_cpu_scale",
+                format!(
+                    "{scale} is outside [{WORKER_THREAD_CPU_SCALE_MIN}, {WORKER_THREAD_CPU_SCALE_MAX}]: a second thread on the GIL can neither remove the scheduler's own work nor more than double it"
+                ),
+            ));
         }
         if let Some(c) = self.cost_per_device_hour_usd {
             non_negative(origin, "cost_per_device_hour_usd", c)?;
