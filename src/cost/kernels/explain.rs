@@ -89,7 +89,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         String::new()
     } else if p.nccl {
         measured([tag(ar.nccl.as_ref())])
-    } else if p.eager {
+    } else if p.launch == Launch::Eager {
         measured([tag(ar.custom_eager.as_ref().or(ar.custom_graph.as_ref()))])
     } else {
         measured([tag(ar.custom_graph.as_ref().or(ar.custom_eager.as_ref()))])
