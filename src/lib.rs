@@ -21,7 +21,8 @@
 //!   `kernel_tables`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
 //!   says which and why); known
-//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
+//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`; a built
+//!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`;
 //! - the client's semaphore, sends and token streams: `engine::client_loop` (one client loop

@@ -6,8 +6,9 @@
 //! comparisons, by up to 37% (B200 slower than H200 on small eager decode steps).
 //!
 //! "Weaker" is decided by datasheet numbers only ([`no_stronger`]): HBM bandwidth, NVLink
-//! bandwidth, dense BF16 and FP8 FLOPs all no higher. At resolve, the deployment is also built
-//! on every other bundled profile with `kernel_tables` (the ladder instances). Per component c
+//! bandwidth, dense BF16 and FP8 FLOPs all no higher. The deployment is also built on every
+//! other bundled profile with `kernel_tables` (the ladder instances), each on first use: the
+//! weaker ones by the first step, a stronger one only when a fallback needs its floor. Per component c
 //! (GEMMs, attention, routed experts, all-reduce, LM head) a GPU's *own* price is its table
 //! price, or, where its tables lack c (a roofline fallback), that fallback raised to the
 //! cheapest measured price of c on any ladder GPU (a roofline guess must not undercut every

@@ -372,6 +372,44 @@ mod tests {
     }
 
     #[test]
+    fn fast_key_parse_reads_numbers_as_the_float_parser_does() {
+        for s in [
+            "0",
+            "007",
+            "64",
+            "131072",
+            "999999999999999",
+            "1234567890123456",
+            "1e3",
+            "2.5",
+            "-4",
+            "+4",
+            "inf",
+            "fa3",
+            "bf16",
+            "-",
+            "",
+        ] {
+            assert_eq!(parse_num(s), s.parse::<f64>().ok(), "{s}");
+        }
+    }
+
+    #[test]
+    fn lookups_skip_blank_lines_and_read_a_last_line_without_newline() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let text = T.replace("bf16 128 32", "\n  \nbf16 128 32");
+        let text = text.trim_end();
+        let t = Table::parse(text, Path::new("t.txt")).unwrap();
+        assert_eq!(t.rows().len(), 4);
+        assert_eq!(t.distinct_next(&s(&["bf16"])), s(&["32", "128"]));
+        assert_eq!(
+            t.rows_with(&s(&["fp8", "32", "32"]))[0].values_ns,
+            vec![Some(1000.0), Some(1000.0)]
+        );
+        assert_eq!(t.rows_with(&s(&["bf16", "128"])).len(), 1);
+    }
+
+    #[test]
     fn bad_row_names_file_and_line() {
         let bad = T.replace("2.5 -", "2.5 x");
         let e = Table::parse(&bad, Path::new("t.txt"))
