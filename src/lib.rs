@@ -22,7 +22,8 @@
 //!   `cost::kernels::versions`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
 //!   says which and why); known
-//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`;
+//!   SGLang software gaps by version and GPU (untuned fused MoE): `cost::moe_config`; a built
+//!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:

@@ -464,3 +464,61 @@ fn a_run_outside_the_table_versions_gets_one_note() {
     let (_, _, err) = common::servesim(&roof);
     assert!(!err.contains("priced with"), "{err}");
 }
+
+#[test]
+fn a_memoised_deployment_prices_as_a_fresh_build_and_only_for_its_own_inputs() {
+    // Seed 001's deployment (qwen2.5-0.5b on one H100): A100's instance has no head_dim-64
+    // attention rows, so its fallback's floor builds every ladder GPU. `build` keeps built
+    // deployments process-wide (cost::kernels::memo); whatever ran before, each must price
+    // exactly as a deployment built from nothing, a changed hardware constant or server
+    // setting included (a memo keyed on less would hand back the first one).
+    use servesim::cost::kernels::KernelCost;
+    let h = load_hardware("h100-sxm5-80gb").unwrap();
+    let m = load_model("qwen2.5-0.5b").unwrap();
+    let kernels = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: None,
+    };
+    let mut slower = h.clone();
+    slower.overheads.graph_step_ns *= 2.0;
+    let server = |tp| {
+        let flags = ServerFlags {
+            tp: Some(tp),
+            ..Default::default()
+        };
+        ServerConfig::resolve(&flags, &h, &m).unwrap()
+    };
+    let cases = [(&h, server(1)), (&slower, server(1)), (&h, server(2))];
+    let mut first = None;
+    for (hw, sv) in &cases {
+        let db = KernelDb::bundled("h100_sxm", sv.version).unwrap();
+        let fresh = KernelCost::new(hw, &m, sv, &db)
+            .unwrap()
+            .with_envelope(hw, &m, sv, |w, s| {
+                KernelDb::bundled(w.kernel_tables.as_deref().unwrap_or_default(), s.version)
+            });
+        let shapes = [
+            decode(sv, 1, 70),
+            decode(sv, 16, 300),
+            prefill(512, 0),
+            prefill(2048, 1024),
+        ];
+        let price = |c: &dyn StepCost| -> Vec<u64> {
+            shapes
+                .iter()
+                .map(|s| c.step_time(s).total_ns.to_bits())
+                .collect()
+        };
+        let want = price(&fresh);
+        for _ in 0..2 {
+            let memo = build(hw, &m, sv, &kernels).unwrap();
+            assert_eq!(price(memo.as_ref()), want, "{} tp {}", hw.name, sv.tp);
+            assert_eq!(memo.explain(&shapes[1]), fresh.explain(&shapes[1]));
+        }
+        // Each case prices differently, so a reused entry could not pass.
+        match &first {
+            None => first = Some(want),
+            Some(f) => assert_ne!(&want, f, "{} tp {}", hw.name, sv.tp),
+        }
+    }
+}

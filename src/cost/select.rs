@@ -28,7 +28,7 @@
 //! 20.6/29.2/25.5% (in sample, the 18: 19.9/23.6/16.0%) against the roofline default's
 //! 7.5/14.7/8.5% (5.6/6.3/4.2%), which `--cost-model roofline` still reproduces.
 use super::kernels::db::{bundled_systems, KernelDb};
-use super::kernels::KernelCost;
+use super::kernels::{memo, KernelCost};
 use super::roofline::Roofline;
 use super::speculative::SpeculativeCost;
 use super::StepCost;
@@ -139,14 +139,17 @@ fn build_one(
                     ))
                 }
             };
-            let cost = KernelCost::new(hw, model, server, &db)?;
             if choice.kernel_db.is_some() {
-                return Ok(Box::new(cost));
+                return Ok(Box::new(KernelCost::new(hw, model, server, &db)?));
             }
             // The bundled tables are bounded by the weaker GPUs' (the cross-GPU envelope).
-            Ok(Box::new(cost.with_envelope(hw, model, server, |w| {
-                bundled_tables(w.kernel_tables.as_deref().unwrap_or_default(), server)
-            })))
+            let cost = memo::deployment(hw, model, server, || {
+                let own = KernelCost::new(hw, model, server, &db)?;
+                Ok(own.with_envelope(hw, model, server, |w, server| {
+                    bundled_tables(w.kernel_tables.as_deref().unwrap_or_default(), server)
+                }))
+            })?;
+            Ok(Box::new(cost))
         }
     }
 }

@@ -6,8 +6,9 @@
 //! comparisons, by up to 37% (B200 slower than H200 on small eager decode steps).
 //!
 //! "Weaker" is decided by datasheet numbers only ([`no_stronger`]): HBM bandwidth, NVLink
-//! bandwidth, dense BF16 and FP8 FLOPs all no higher. At resolve, the deployment is also built
-//! on every other bundled profile with `kernel_tables` (the ladder instances). Per component c
+//! bandwidth, dense BF16 and FP8 FLOPs all no higher. The deployment is also built on every
+//! other bundled profile with `kernel_tables` (the ladder instances), each on first use: the
+//! weaker ones by the first step, a stronger one only when a fallback needs its floor. Per component c
 //! (GEMMs, attention, routed experts, all-reduce, LM head) a GPU's *own* price is its table
 //! price, or, where its tables lack c (a roofline fallback), that fallback raised to the
 //! cheapest measured price of c on any ladder GPU (a roofline guess must not undercut every
@@ -25,20 +26,86 @@
 use super::db::KernelDb;
 use super::{KernelCost, Parts};
 use crate::error::Result;
-use crate::spec::bundled::{hardware_names, load_hardware};
+use crate::spec::bundled::{hardware_names, hardware_yaml, load_hardware};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
 use std::sync::{Arc, OnceLock};
 
-/// Another ladder GPU's instance of the deployment.
+/// Another ladder GPU's instance of the deployment, built on first use (a GPU that only
+/// floors fallbacks is never built when the deployment has none). `None` when the build
+/// fails: that GPU bounds nothing.
 #[derive(Debug, Clone)]
 pub struct Bound {
     pub name: String,
-    cost: KernelCost,
+    profile: &'static HardwareProfile,
+    /// Shared by the clones of the deployment ([`super::memo`]): built once.
+    cost: Arc<OnceLock<Option<KernelCost>>>,
+    recipe: Arc<Recipe>,
     /// No stronger than the deployment's GPU (its price bounds the step); else its
     /// measurements only floor fallbacks.
     weaker: bool,
+}
+
+/// What builds a ladder instance: the deployment, and where a profile's tables come from.
+pub struct Recipe {
+    model: ModelSpec,
+    server: ServerConfig,
+    tables: Box<Tables>,
+    /// The deployment runs an untuned fused-MoE config (`moe_config`).
+    untuned_moe: bool,
+}
+
+/// A profile's bundled tables for the deployment's server.
+pub type Tables = dyn Fn(&HardwareProfile, &ServerConfig) -> Result<Arc<KernelDb>> + Send + Sync;
+
+impl std::fmt::Debug for Recipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Recipe({}, untuned_moe {})",
+            self.model.name, self.untuned_moe
+        )
+    }
+}
+
+impl Bound {
+    /// The deployment on this GPU (built on the first call).
+    fn cost(&self) -> Option<&KernelCost> {
+        self.cost.get_or_init(|| self.build()).as_ref()
+    }
+
+    fn build(&self) -> Option<KernelCost> {
+        let (w, r) = (self.profile, &*self.recipe);
+        // SGLang's default attention backend for that GPU when it lacks the deployment's
+        // (FA3 is Hopper-only).
+        let mut ws = r.server.clone();
+        if w.attention(&r.server.attention_backend).is_err() {
+            ws.attention_backend = crate::spec::defaults::attention_backend(
+                w.arch,
+                &r.model.architecture,
+                r.model.mla.is_some(),
+                r.server.version,
+            )
+            .into();
+        }
+        let mut cost = (r.tables)(w, &r.server)
+            .and_then(|db| KernelCost::new(w, &r.model, &ws, &db))
+            .ok()?;
+        // The same software: the deployment's untuned fused-MoE config applies there too.
+        if r.untuned_moe {
+            if let Some(c) = &cost.experts {
+                cost.untuned_moe_floor_ns =
+                    Some(c.at(crate::cost::moe_config::UNTUNED_FLOOR_ROWS).0);
+                let sizes: Vec<u64> = cost.graph_rows.drain(..).map(|g| g.0).collect();
+                cost.graph_rows = sizes
+                    .into_iter()
+                    .map(|bs| (bs, cost.row_parts(bs as f64, false)))
+                    .collect();
+            }
+        }
+        Some(cost)
+    }
 }
 
 /// Whether `weak` is no stronger than `strong` on every datasheet figure the step cost reads:
@@ -51,12 +118,14 @@ pub fn no_stronger(weak: &HardwareProfile, strong: &HardwareProfile) -> bool {
         && fp8(weak) <= fp8(strong)
 }
 
-/// The bundled profiles that name kernel tables (parsed once per process).
+/// The bundled profiles that name kernel tables (parsed once per process; a profile whose
+/// text has no `kernel_tables:` key is not parsed at all).
 fn profiles_with_tables() -> &'static [HardwareProfile] {
     static CACHE: OnceLock<Vec<HardwareProfile>> = OnceLock::new();
     CACHE.get_or_init(|| {
         hardware_names()
             .into_iter()
+            .filter(|n| hardware_yaml(n).is_some_and(|t| t.contains("kernel_tables:")))
             .filter_map(|n| load_hardware(n).ok())
             .filter(|h| h.kernel_tables.is_some())
             .collect()
@@ -88,52 +157,33 @@ fn ladder(hw: &HardwareProfile) -> Vec<&'static HardwareProfile> {
 }
 
 impl KernelCost {
-    /// Adds the envelope: the deployment built on every other bundled GPU with tables
-    /// (`tables` picks a profile's bundled tables). A GPU whose build fails bounds nothing.
+    /// Adds the envelope: the deployment on every other bundled GPU with tables (`tables`
+    /// picks a profile's bundled tables for `server`), each built when first needed. A GPU whose build
+    /// fails bounds nothing.
     pub fn with_envelope(
         mut self,
         hw: &HardwareProfile,
         model: &ModelSpec,
         server: &ServerConfig,
-        tables: impl Fn(&HardwareProfile) -> Result<Arc<KernelDb>>,
+        tables: impl Fn(&HardwareProfile, &ServerConfig) -> Result<Arc<KernelDb>>
+            + Send
+            + Sync
+            + 'static,
     ) -> KernelCost {
-        let mut built: Vec<(&HardwareProfile, KernelCost)> = Vec::new();
-        for w in ladder(hw) {
-            // SGLang's default attention backend for that GPU when it lacks the deployment's
-            // (FA3 is Hopper-only).
-            let mut ws = server.clone();
-            if w.attention(&server.attention_backend).is_err() {
-                ws.attention_backend = crate::spec::defaults::attention_backend(
-                    w.arch,
-                    &model.architecture,
-                    model.mla.is_some(),
-                    server.version,
-                )
-                .into();
-            }
-            let Ok(mut cost) = tables(w).and_then(|db| KernelCost::new(w, model, &ws, &db)) else {
-                continue;
-            };
-            // The same software: the deployment's untuned fused-MoE config applies there too.
-            if self.untuned_moe_floor_ns.is_some() {
-                if let Some(c) = &cost.experts {
-                    cost.untuned_moe_floor_ns =
-                        Some(c.at(crate::cost::moe_config::UNTUNED_FLOOR_ROWS).0);
-                    let sizes: Vec<u64> = cost.graph_rows.drain(..).map(|g| g.0).collect();
-                    cost.graph_rows = sizes
-                        .into_iter()
-                        .map(|bs| (bs, cost.row_parts(bs as f64, false)))
-                        .collect();
-                }
-            }
-            built.push((w, cost));
-        }
-        self.bounds = built
+        let recipe = Arc::new(Recipe {
+            model: model.clone(),
+            server: server.clone(),
+            tables: Box::new(tables),
+            untuned_moe: self.untuned_moe_floor_ns.is_some(),
+        });
+        self.bounds = ladder(hw)
             .into_iter()
-            .map(|(w, cost)| Bound {
+            .map(|w| Bound {
                 name: w.name.clone(),
+                profile: w,
+                cost: Arc::default(),
+                recipe: recipe.clone(),
                 weaker: no_stronger(w, hw),
-                cost,
             })
             .collect();
         self
@@ -143,16 +193,17 @@ impl KernelCost {
     pub fn envelope_gpus(&self) -> Vec<&str> {
         self.bounds
             .iter()
-            .filter(|b| b.weaker)
+            .filter(|b| b.weaker && b.cost().is_some())
             .map(|b| b.name.as_str())
             .collect()
     }
 
-    fn instance(&self, i: usize) -> &KernelCost {
+    /// Instance `i`: this deployment (0), else ladder GPU i − 1 (`None`: its build failed).
+    fn instance(&self, i: usize) -> Option<&KernelCost> {
         if i == 0 {
-            self
+            Some(self)
         } else {
-            &self.bounds[i - 1].cost
+            self.bounds[i - 1].cost()
         }
     }
 
@@ -164,19 +215,20 @@ impl KernelCost {
             return f(self);
         }
         let n = self.bounds.len() + 1;
-        let mut raw: Vec<Option<Parts>> = vec![None; n];
-        let mut fetch = |i: usize| *raw[i].get_or_insert_with(|| f(self.instance(i)));
+        let mut raw: Vec<Option<Option<Parts>>> = vec![None; n];
+        let mut fetch = |i: usize| *raw[i].get_or_insert_with(|| self.instance(i).map(&f));
         let members: Vec<usize> = std::iter::once(0)
             .chain((1..n).filter(|&i| self.bounds[i - 1].weaker))
+            .filter(|&i| fetch(i).is_some())
             .collect();
-        let mine: Vec<Parts> = members.iter().map(|&i| fetch(i)).collect();
+        let mine: Vec<Parts> = members.iter().filter_map(|&i| fetch(i)).collect();
         let mut out = mine[0];
         for j in 0..COMPONENTS {
             let bit = 1 << j;
             // The cheapest measurement of component j on any ladder GPU (when needed).
             let floor = if mine.iter().any(|p| p.fallback & bit != 0) {
                 (0..n)
-                    .map(|i| (fetch(i), i))
+                    .filter_map(|i| Some((fetch(i)?, i)))
                     .filter(|(p, _)| p.fallback & bit == 0)
                     .map(|(p, i)| (p.component(j), i))
                     .fold(None, |m: Option<(f64, usize)>, x| match m {
@@ -211,7 +263,8 @@ impl KernelCost {
     pub(super) fn bound_note(&self, p: &Parts, j: usize) -> String {
         let name = |t: u8| {
             let b = &self.bounds[t as usize - 1];
-            format!("{} ({})", b.name, b.cost.provenance)
+            let provenance = b.cost().map_or("", |c| c.provenance.as_str());
+            format!("{} ({provenance})", b.name)
         };
         match (p.bound_by[j], p.floored_by[j]) {
             (0, 0) => String::new(),

@@ -19,6 +19,7 @@ pub mod curve;
 pub mod db;
 pub mod envelope;
 mod explain;
+pub mod memo;
 pub mod ops;
 pub mod table;
 pub mod versions;

@@ -2,14 +2,16 @@
 //! `scripts/import_aiconfigurator.py` from AIConfigurator's parquet files): `#!` header lines
 //! (op, system, SGLang version, source, key names, axis name, unit, grid), then one line per key,
 //! sorted by key (numbers numerically, before words), with the latency at each grid point (`-`
-//! where not measured). Rows are found by binary search in the text and parsed only when used,
-//! so building a deployment's curves reads a few kB whatever the table's size. A user's table
+//! where not measured). The data lines' positions are found in one pass on a table's first
+//! lookup; rows are then found by binary search and parsed only when used, so building a
+//! deployment's curves parses a few kB whatever the table's size. A user's table
 //! (`--kernel-db`) is checked line by line first: a malformed one fails with one line naming
 //! the file and the line.
 use crate::error::{Error, Result};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// One key's measured latencies along the table's axis.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,23 +39,51 @@ pub struct Table {
     text: Cow<'static, str>,
     /// Byte offset of the first data line.
     body: usize,
+    /// The data lines, indexed on first use ([`Table::lines`]).
+    lines: OnceLock<Vec<(usize, usize)>>,
 }
 
-/// Compares one key field: numbers numerically and before words, words bytewise (the
-/// converter's sort order).
-fn cmp_field(a: &str, b: &str) -> Ordering {
-    match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.total_cmp(&y),
-        (Ok(_), Err(_)) => Ordering::Less,
-        (Err(_), Ok(_)) => Ordering::Greater,
-        (Err(_), Err(_)) => a.cmp(b),
+/// One key field of a lookup, parsed once: a number, or a word.
+#[derive(Debug, Clone, Copy)]
+enum Field<'a> {
+    Num(f64),
+    Word(&'a str),
+}
+
+impl<'a> Field<'a> {
+    fn new(s: &'a str) -> Field<'a> {
+        match parse_num(s) {
+            Some(x) => Field::Num(x),
+            None => Field::Word(s),
+        }
+    }
+}
+
+/// `s` as a number, as `str::parse::<f64>` reads it (plain digit strings of up to 15 digits,
+/// the tables' keys, without the general parser: every such integer is exact in an f64).
+fn parse_num(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if !b.is_empty() && b.len() <= 15 && b.iter().all(u8::is_ascii_digit) {
+        return Some(b.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as f64);
+    }
+    s.parse::<f64>().ok()
+}
+
+/// Compares one key field of a line with a lookup's: numbers numerically and before words,
+/// words bytewise (the converter's sort order).
+fn cmp_field(a: &str, b: Field) -> Ordering {
+    match (parse_num(a), b) {
+        (Some(x), Field::Num(y)) => x.total_cmp(&y),
+        (Some(_), Field::Word(_)) => Ordering::Less,
+        (None, Field::Num(_)) => Ordering::Greater,
+        (None, Field::Word(w)) => a.cmp(w),
     }
 }
 
 /// Compares a line's first `want.len()` key fields with `want`.
-fn cmp_prefix(line: &str, want: &[String]) -> Ordering {
+fn cmp_prefix(line: &str, want: &[Field]) -> Ordering {
     let mut fields = line.split_ascii_whitespace();
-    for w in want {
+    for &w in want {
         match fields.next() {
             None => return Ordering::Less,
             Some(f) => match cmp_field(f, w) {
@@ -63,6 +93,11 @@ fn cmp_prefix(line: &str, want: &[String]) -> Ordering {
         }
     }
     Ordering::Equal
+}
+
+/// `want` parsed for [`cmp_prefix`].
+fn parse_key(want: &[String]) -> Vec<Field<'_>> {
+    want.iter().map(|w| Field::new(w)).collect()
 }
 
 impl Table {
@@ -108,7 +143,7 @@ impl Table {
                     .iter()
                     .map(|s| s.to_string())
                     .collect();
-                if cmp_prefix(p, &key) != Ordering::Less {
+                if cmp_prefix(p, &parse_key(&key)) != Ordering::Less {
                     return Err(err(
                         n,
                         "rows not sorted by key (numbers numerically, then words); regenerate with scripts/import_aiconfigurator.py".into(),
@@ -143,6 +178,7 @@ impl Table {
             scale: 0.0,
             text: Cow::Borrowed(""),
             body: text.len(),
+            lines: OnceLock::new(),
         };
         let mut offset = 0;
         let src: &str = &text;
@@ -216,37 +252,43 @@ impl Table {
         self.keys.iter().position(|k| k == name)
     }
 
-    /// The data line starting at byte `at` (which must be a line start), and the next start.
-    fn line_at(&self, at: usize) -> (&str, usize) {
-        let rest = &self.text[at..];
-        let end = rest.find('\n').map_or(rest.len(), |e| e + 1);
-        (rest[..end].trim_end(), at + end)
+    /// (start, end) bytes of every non-empty data line, trailing blanks trimmed: found once,
+    /// on the first lookup, so a lookup's binary search reads only the lines it compares.
+    fn lines(&self) -> &[(usize, usize)] {
+        self.lines.get_or_init(|| {
+            let text = &self.text[..];
+            let ends = memchr::memchr_iter(b'\n', &text.as_bytes()[self.body..])
+                .map(|i| self.body + i + 1)
+                .chain((!text.ends_with('\n')).then_some(text.len()));
+            let mut out = Vec::new();
+            let mut start = self.body;
+            for end in ends {
+                let line = text[start..end].trim_end();
+                if !line.trim_start().is_empty() {
+                    out.push((start, start + line.len()));
+                }
+                start = end;
+            }
+            out
+        })
     }
 
-    /// Start of the line containing byte `at`.
-    fn line_start(&self, at: usize) -> usize {
-        self.text[self.body..at]
-            .rfind('\n')
-            .map_or(self.body, |i| self.body + i + 1)
+    fn line(&self, i: usize) -> &str {
+        let (start, end) = self.lines()[i];
+        &self.text[start..end]
     }
 
-    /// Byte offset of the first line whose key prefix is ≥ `want` (`upper`: > `want`).
-    fn bound(&self, want: &[String], upper: bool) -> usize {
-        let (mut lo, mut hi) = (self.body, self.text.len());
-        // Invariant: every line starting before `lo` is below; every line starting at or after
-        // `hi` is at or above the bound.
+    /// Index of the first data line whose key prefix is ≥ `want` (`upper`: > `want`), from
+    /// line `from` on (every line before `from` must be below).
+    fn bound(&self, want: &[Field], upper: bool, from: usize) -> usize {
+        let (mut lo, mut hi) = (from, self.lines().len());
         while lo < hi {
-            let mid = self.line_start(lo + (hi - lo) / 2);
-            let start = mid.max(lo);
-            let (line, next) = self.line_at(start);
-            let o = cmp_prefix(line, want);
-            let below = o == Ordering::Less || (upper && o == Ordering::Equal);
-            if line.is_empty() && next >= hi {
-                hi = start;
-            } else if below {
-                lo = next;
+            let mid = lo + (hi - lo) / 2;
+            let o = cmp_prefix(self.line(mid), want);
+            if o == Ordering::Less || (upper && o == Ordering::Equal) {
+                lo = mid + 1;
             } else {
-                hi = start;
+                hi = mid;
             }
         }
         lo
@@ -254,36 +296,32 @@ impl Table {
 
     /// Parsed rows whose first key fields equal `want`, in key order.
     pub fn rows_with(&self, want: &[String]) -> Vec<Row> {
-        let mut at = self.bound(want, false);
-        let mut out = Vec::new();
-        while at < self.text.len() {
-            let (line, next) = self.line_at(at);
-            if line.is_empty() || cmp_prefix(line, want) != Ordering::Equal {
-                break;
-            }
-            out.push(self.row(line));
-            at = next;
-        }
-        out
+        let want_f = parse_key(want);
+        let n = self.lines().len();
+        (self.bound(&want_f, false, 0)..n)
+            .map(|i| self.line(i))
+            .take_while(|line| cmp_prefix(line, &want_f) == Ordering::Equal)
+            .map(|line| self.row(line))
+            .collect()
     }
 
     /// The distinct values of key field `want.len()` among rows whose first fields equal `want`.
     pub fn distinct_next(&self, want: &[String]) -> Vec<String> {
+        let want_f = parse_key(want);
         let mut out = Vec::new();
-        let mut at = self.bound(want, false);
-        let mut prefix = want.to_vec();
-        while at < self.text.len() {
-            let (line, _) = self.line_at(at);
-            if line.is_empty() || cmp_prefix(line, want) != Ordering::Equal {
+        let mut at = self.bound(&want_f, false, 0);
+        while at < self.lines().len() {
+            let line = self.line(at);
+            if cmp_prefix(line, &want_f) != Ordering::Equal {
                 break;
             }
             let Some(v) = line.split_ascii_whitespace().nth(want.len()) else {
                 break;
             };
+            let mut prefix = want_f.clone();
+            prefix.push(Field::new(v));
             out.push(v.to_string());
-            prefix.truncate(want.len());
-            prefix.push(v.to_string());
-            at = self.bound(&prefix, true);
+            at = self.bound(&prefix, true, at);
         }
         out
     }
@@ -331,6 +369,44 @@ mod tests {
         assert_eq!(t.distinct_next(&[]), s(&["bf16", "fp8"]));
         assert!(t.rows_with(&s(&["bf16", "64"])).is_empty());
         assert_eq!(t.rows().len(), 4);
+    }
+
+    #[test]
+    fn fast_key_parse_reads_numbers_as_the_float_parser_does() {
+        for s in [
+            "0",
+            "007",
+            "64",
+            "131072",
+            "999999999999999",
+            "1234567890123456",
+            "1e3",
+            "2.5",
+            "-4",
+            "+4",
+            "inf",
+            "fa3",
+            "bf16",
+            "-",
+            "",
+        ] {
+            assert_eq!(parse_num(s), s.parse::<f64>().ok(), "{s}");
+        }
+    }
+
+    #[test]
+    fn lookups_skip_blank_lines_and_read_a_last_line_without_newline() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let text = T.replace("bf16 128 32", "\n  \nbf16 128 32");
+        let text = text.trim_end();
+        let t = Table::parse(text, Path::new("t.txt")).unwrap();
+        assert_eq!(t.rows().len(), 4);
+        assert_eq!(t.distinct_next(&s(&["bf16"])), s(&["32", "128"]));
+        assert_eq!(
+            t.rows_with(&s(&["fp8", "32", "32"]))[0].values_ns,
+            vec![Some(1000.0), Some(1000.0)]
+        );
+        assert_eq!(t.rows_with(&s(&["bf16", "128"])).len(), 1);
     }
 
     #[test]
