@@ -2,7 +2,7 @@
 """Median-ITL errors of the GPUStack runs (validation/gpustack/manifest.yaml), which the
 `validate` table does not show (it shows median TPOT): each entry is replayed with
 `servesim replay LOG --run N` and the manifest's hardware, model and flags; prints one row per
-run and the median |error| per GPU profile, as markdown. Used by scripts/gpustack_results.sh.
+run and the median |error| per engine × GPU profile (SGLang servers first), as markdown. Used by scripts/gpustack_results.sh.
 Usage: scripts/gpustack_itl.py SERVESIM COST_MODEL
 """
 import statistics
@@ -29,14 +29,15 @@ for e in m["entries"]:
     real, sim, err = line[1], line[2], line[3]
     rows.append(f"| {e['id']} | {real} | {sim} | {err} |")
     if "out-of-medians" not in e:
-        groups.setdefault(e["hardware"]["value"], []).append(abs(float(err.rstrip("%"))))
+        key = (e["server"]["engine"]["value"] != "sglang", e["server"]["engine"]["value"], e["hardware"]["value"])
+        groups.setdefault(key, []).append(abs(float(err.rstrip("%"))))
 print("| run | median ITL real ms | simulated | error |")
 print("|---|---:|---:|---:|")
 print("\n".join(rows))
 print()
-print("| GPU | runs | median \\|error\\| of median ITL |")
-print("|---|---:|---:|")
+print("| server engine | GPU | runs | median \\|error\\| of median ITL |")
+print("|---|---|---:|---:|")
 everything = [x for v in groups.values() for x in v]
-print(f"| all | {len(everything)} | {statistics.median(everything):.1f}% |")
-for g, v in sorted(groups.items()):
-    print(f"| {g} | {len(v)} | {statistics.median(v):.1f}% |")
+print(f"| all | all | {len(everything)} | {statistics.median(everything):.1f}% |")
+for (_, engine, g), v in sorted(groups.items()):
+    print(f"| {engine} | {g} | {len(v)} | {statistics.median(v):.1f}% |")

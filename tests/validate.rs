@@ -651,6 +651,7 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(m.entries.len() >= 50, "{} entries", m.entries.len());
     let mut logs = BTreeMap::new();
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for e in &m.entries {
         let log = logs.entry(e.file.clone()).or_insert_with(|| {
             let text = std::fs::read_to_string(m.log_path(e)).unwrap();
@@ -688,6 +689,14 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         let sim = run_vllm(&sc).unwrap_or_else(|x| panic!("{}: {x}", e.id));
         let real = |k: &str| run.get(k).unwrap();
         assert_eq!(sim.metrics.completed as f64, real("completed"), "{}", e.id);
+        *counts
+            .entry((e.engine().to_string(), sc.client.dataset_name.clone()))
+            .or_insert(0) += 1;
+        if sc.client.dataset_name == "sharegpt" {
+            // Lengths from the bundled sample tables: totals are not the log's.
+            assert!(bench.contains("--dataset-name sharegpt"), "{}", e.id);
+            continue;
+        }
         let input = sim.metrics.total_input as f64;
         assert!(
             real("total_input_tokens") <= input && real("total_input_tokens") >= 0.99 * input,
@@ -719,12 +728,27 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
                 .count()
         })
         .sum();
-    assert_eq!(m.entries.len(), random_vllm);
+    let count = |engine: &str, dataset: &str| counts[&(engine.to_string(), dataset.to_string())];
+    assert_eq!(count("vllm", "random"), random_vllm);
+    // README.md: the 4 SGLang random blocks (DeepSeek-R1, --enable-dp-attention with dp 1)
+    // and the ShareGPT blocks of modelled settings (35 vLLM, 14 SGLang servers).
+    assert_eq!(count("sglang", "random"), 4);
+    assert_eq!(count("vllm", "sharegpt"), 35);
+    assert_eq!(count("sglang", "sharegpt"), 14);
+    assert_eq!(m.entries.len(), 60 + 4 + 35 + 14);
     // `validate` replays every entry; accuracy is reported (RESULTS.md), never asserted.
     let v = validate(&m);
     for r in &v.runs {
         assert_eq!(r.error, None, "{}", r.id);
-        assert_eq!(r.engine, "vllm", "{}", r.id);
+        let e = m.entries.iter().find(|e| e.id == r.id).unwrap();
+        assert_eq!(r.engine, e.engine(), "{}", r.id);
+        // ShareGPT rows are labelled [sampled].
+        assert_eq!(
+            r.lengths == Some(LengthSource::Sampled),
+            e.log.client.starts_with("sharegpt"),
+            "{}",
+            r.id
+        );
         let with_values = r
             .cells
             .iter()
