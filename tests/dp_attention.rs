@@ -72,7 +72,7 @@ fn per_rank_limits_and_memory_follow_sglang() {
 fn invalid_dp_attention_settings_are_clear_errors() {
     let hw = load_hardware("h200-sxm-141gb").unwrap();
     let m = load_model("deepseek-v3").unwrap();
-    for dp in [Some(3)] {
+    for dp in [Some(3), Some(16)] {
         let e = ServerConfig::resolve(&flags(dp, true), &hw, &m)
             .unwrap_err()
             .to_string();

@@ -801,3 +801,36 @@ fn gpustack_entries_refuse_missing_versions_and_the_wrong_engine() {
         "{err}"
     );
 }
+
+/// `servesim replay` of a vLLM-client block measured on an SGLang server reads that server's
+/// own launch command (not a `vllm serve` command further up the log): Qwen3-8B blocks with
+/// `--cuda-graph-max-bs 8` and `--attention-backend triton`, and a Qwen3-32B SGLang block
+/// below `vllm serve ... --max-model-len 32768`, which SGLang has no flag for.
+#[test]
+fn gpustack_replay_of_an_sglang_block_uses_its_launch_command() {
+    use servesim::validate::vllm::block::parse_vllm_blocks;
+    use servesim::validate::vllm::replay::{scenario_for, VllmOverrides};
+    let blocks = |file: &str| {
+        let path = root().join("validation/gpustack").join(file);
+        parse_vllm_blocks(&std::fs::read_to_string(path).unwrap(), file).unwrap()
+    };
+    let ov = |hw: &str, model: &str| VllmOverrides {
+        hardware: Some(hw.into()),
+        model: Some(model.into()),
+        ..Default::default()
+    };
+    let q8 = blocks("qwen3-8b-h100-latency.txt");
+    let sc = |run: usize| scenario_for(&q8[run], &ov("h100-sxm5-80gb", "qwen3-8b")).unwrap();
+    let vllm = sc(0);
+    assert!(vllm.server.vllm.is_some());
+    let graphs = sc(2);
+    assert!(graphs.server.vllm.is_none());
+    assert_eq!(graphs.server.cuda_graph_max_bs(), 8);
+    assert_ne!(sc(1).server.cuda_graph_max_bs(), 8);
+    assert_eq!(sc(4).server.attention_backend, "triton");
+    assert_eq!(sc(4).client.dataset_name, "sharegpt");
+    assert_eq!(sc(4).client.dataset_path, None);
+    let q32 = blocks("qwen3-32b-a100.txt");
+    let s = scenario_for(&q32[1], &ov("a100-sxm4-80gb", "qwen3-32b")).unwrap();
+    assert!(s.server.vllm.is_none());
+}
