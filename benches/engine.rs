@@ -130,11 +130,11 @@ fn resolve_benches(
     };
     g.bench_function("resolve_build_seed001_kernels_h100", |b| {
         b.iter(|| {
-            let db = KernelDb::bundled("h100_sxm").unwrap();
+            let db = KernelDb::bundled("h100_sxm", server.version).unwrap();
             let cost = KernelCost::new(hw, model, server, &db)
                 .unwrap()
-                .with_envelope(hw, model, server, |w, _| {
-                    KernelDb::bundled(w.kernel_tables.as_deref().unwrap_or_default())
+                .with_envelope(hw, model, server, |w, s| {
+                    KernelDb::bundled(w.kernel_tables.as_deref().unwrap_or_default(), s.version)
                 });
             (cost.step_time(&prefill), cost.step_time(&decode))
         })

@@ -8,7 +8,8 @@ for every result block of an SGLang or vLLM server, the page's section and label
 command of that block verbatim, the client command (verbatim where the page gives it for that
 case, else rebuilt and marked so) and the block verbatim. TensorRT-LLM blocks are skipped and
 listed. It also writes the entries of manifest.yaml for the blocks servesim can replay
-(random dataset, bundled model, modelled flags); the rest are listed in README.md.
+(random or ShareGPT dataset, bundled model, modelled flags; UNREPLAYABLE says why the others
+are left out); the rest are listed in README.md.
 Nothing here is fitted: the script only copies text and records what each page states.
 Usage: scripts/gpustack_transcribe.py [--repo DIR]
 """
@@ -263,9 +264,9 @@ MANIFEST_HEAD = """\
 #
 # OUT OF SAMPLE: nothing in servesim may be fitted or tuned on these runs. `servesim validate
 # --manifest validation/gpustack/manifest.yaml` replays them; RESULTS.md has both cost models.
-# Only random-dataset blocks are listed: vLLM's ShareGPT selection is not modelled for
-# `--client vllm` yet, and the SGLang random blocks use a flag servesim refuses (README.md lists
-# every block left out and why). `run` is the block's index in its log; the client and server
+# Random and ShareGPT blocks of SGLang and vLLM servers with modelled settings are listed
+# (README.md lists every block left out and why); ShareGPT runs use vLLM's selection over the
+# bundled ShareGPT sample tables (`[sampled]`). `run` is the block's index in its log; the client and server
 # commands are read from the log; `log.client` repeats the client's settings (checked by
 # tests/validate.rs). `out-of-medians` keeps a run in the table but out of the error medians.
 entries:
@@ -285,22 +286,61 @@ def q(x):
     return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# ShareGPT blocks servesim cannot replay, by a substring of the server command, and why.
+UNREPLAYABLE = [
+    ("--speculative-algorithm", "speculative decoding (EAGLE/EAGLE3) is not modelled for these servers"),
+    ("--enable-torch-compile", "torch.compile's effect on step times is not modelled"),
+    ("-pp 2", "pipeline parallelism is not modelled"),
+    ("--enable-expert-parallel", "vLLM expert parallelism is not modelled"),
+    ("Qwen3-32B-AWQ", "AWQ weights are not modelled"),
+]
+
+
+def unreplayable(e):
+    """Why a block is left out of the manifest, or None."""
+    if e["dataset"] == "sharegpt" and e["model"] == "deepseek-v3":
+        return "no bundled ShareGPT length table for DeepSeek's tokenizer"
+    for key, why in UNREPLAYABLE:
+        if key in e["server"]:
+            return why
+    served = re.search(r"(?:vllm serve|--model-path|--model) (\S+)", e["server"]).group(1)
+    bench = re.search(r"--model (\S+)", e["client"]).group(1)
+    if served.split("/")[-1].replace("-FP8", "") != bench.split("/")[-1]:
+        return f"the server serves {served} but the client names {bench}: the page is ambiguous"
+    return None
+
+
 def manifest_entry(e):
-    if e["dataset"] != "random":
+    if unreplayable(e):
         return ""
     server = e["server"]
-    if e["engine"] != "vllm":
-        return ""  # the SGLang random blocks use --enable-dp-attention with dp 1 (README.md)
+    engine = e["engine"]
     n = int(value(e["block"], "Successful requests"))
-    i = int(re.search(r"--random-input-len (\d+)", e["client"]).group(1))
-    o = int(re.search(r"--random-output-len (\d+)", e["client"]).group(1))
-    ver, ver_line = engine_version(e["text"], "vLLM")
+    sharegpt = e["dataset"] == "sharegpt"
+    vver, _ = engine_version(e["text"], "vLLM")
+    ver, ver_line = engine_version(e["text"], "vLLM" if engine == "vllm" else "SGLang")
     bench_model = re.search(r"--model (\S+)", e["client"]).group(1)
     hw_line = " ".join(section_after(e["text"].split("\n"), "Hardware"))
     model_kind, model_why = e["model_why"]
-    m = re.search(r"(?:-tp|--tensor-parallel-size) (\d+)", server)
-    tp = (int(m.group(1)), f"-tp {m.group(1)} in the server command") if m else (
-        1, "no -tp in the server command: vLLM's default, one GPU")
+    conc = value(e["block"], "Maximum request concurrency")
+    cap = f"max-concurrency {conc}" if conc else "no cap"
+    if sharegpt:
+        # `vllm bench serve --seed` defaults to 0 (the ShareGPT commands do not pass it).
+        client = f"sharegpt, {n} prompts, rate inf, {cap}, seed 0, vllm bench serve {vver}"
+    else:
+        i = int(re.search(r"--random-input-len (\d+)", e["client"]).group(1))
+        o = int(re.search(r"--random-output-len (\d+)", e["client"]).group(1))
+        client = f"random {i}/{o} ratio 0, {n} prompts, rate inf, {cap}, seed 42, vllm bench serve {vver}"
+    if engine == "vllm":
+        m = re.search(r"(?:-tp|--tensor-parallel-size) (\d+)", server)
+        tp = (int(m.group(1)), f"-tp {m.group(1)} in the server command") if m else (
+            1, "no -tp in the server command: vLLM's default, one GPU")
+        launch = "`vllm serve` is the block's server command"
+    else:
+        m = re.search(r"(?:--tp-size|--tp) (\d+)", server)
+        tp = (int(m.group(1)), f"--tp-size {m.group(1)} in the server command") if m else (
+            1, "no --tp-size in the server command: SGLang's default, one GPU")
+        launch = "`python3 -m sglang.launch_server` is the block's server command"
     out = [
         f"  # --- {e['file']} block {e['run']} (page line {e['line']}): {e['where']}",
         f"  - id: {q(e['file'][:-4] + '/' + str(e['run']))}",
@@ -308,24 +348,25 @@ def manifest_entry(e):
         f"    run: {e['run']}",
         "    log:",
         f"      model: {q(bench_model)}",
-        f"      client: {q(f'random {i}/{o} ratio 0, {n} prompts, rate inf, no cap, seed 42, vllm bench serve {ver}')}",
+        f"      client: {q(client)}",
         f"    hardware: {{value: {e['hw']}, stated: {q('Hardware: ' + hw_line)}}}",
         f"    model: {{value: {e['model']}, {model_kind}: {q(model_why)}}}",
         "    server:",
-        "      engine: {value: vllm, stated: \"`vllm serve` is the block's server command\"}",
+        f"      engine: {{value: {engine}, stated: {q(launch)}}}",
         f"      tp: {{value: {tp[0]}, stated: {q(tp[1])}}}",
-        f"      vllm-version: {{value: {q(ver)}, stated: {q('Engine Version: ' + ver_line)}}}",
+        f"      {engine}-version: {{value: {q(ver)}, stated: {q('Engine Version: ' + ver_line)}}}",
     ]
     if "-FP8" in server:
         out.append("      quantization: {value: fp8, stated: \"the server serves the -FP8 checkpoint (block-wise FP8 weights)\"}")
-    if e["model"] == "qwen3-32b" and e["hw"] == "h100-sxm5-80gb" and "--max-model-len" not in server:
+    if engine == "vllm" and e["model"] == "qwen3-32b" and e["hw"] == "h100-sxm5-80gb" and "--max-model-len" not in server:
         out.append("      max-model-len: {value: 32768, assumed: \"servesim's vLLM memory profile leaves KV for 35,504 tokens, under the model's 40,960, and refuses to start; the real server started. 32768 only lets it start: every request here is at most 32,100 tokens\"}")
-    out.append("    other-server-flags: {stated: \"every other flag is read from the block's server command; the rest are vLLM's defaults for the version\"}")
-    out.append(f"    bench-version: {{value: {q(ver)}, assumed: {q('the page benchmarks with `vllm bench serve` and names vLLM ' + ver + '; the block layout (Peak lines, Total Token throughput) is that CLI')}}}")
+    rest = "vLLM's" if engine == "vllm" else "SGLang's"
+    out.append(f"    other-server-flags: {{stated: \"every other flag is read from the block's server command; the rest are {rest} defaults for the version\"}}")
+    out.append(f"    bench-version: {{value: {q(vver)}, assumed: {q('the page benchmarks with `vllm bench serve` and names vLLM ' + vver + '; the block layout (Peak lines, Total Token throughput) is that CLI')}}}")
     why = None
     if "-FP8" in server and e["hw"].startswith("a100"):
         why = "FP8 checkpoint on A100 (no FP8 tensor cores): vLLM runs it with weight-only Marlin kernels, which servesim does not price"
-    elif n not in (100, 500, 1000):
+    elif not sharegpt and n not in (100, 500, 1000):
         why = f"{n} successful requests where the case sends 1000 and the block has no Failed line: the prompt count is uncertain"
     if why:
         out.append(f"    out-of-medians: {q(why)}")

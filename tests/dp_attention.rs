@@ -72,7 +72,7 @@ fn per_rank_limits_and_memory_follow_sglang() {
 fn invalid_dp_attention_settings_are_clear_errors() {
     let hw = load_hardware("h200-sxm-141gb").unwrap();
     let m = load_model("deepseek-v3").unwrap();
-    for dp in [None, Some(3)] {
+    for dp in [Some(3), Some(16)] {
         let e = ServerConfig::resolve(&flags(dp, true), &hw, &m)
             .unwrap_err()
             .to_string();
@@ -81,6 +81,36 @@ fn invalid_dp_attention_settings_are_clear_errors() {
             "{e}"
         );
     }
+}
+
+/// `--enable-dp-attention` with the default `--dp 1` (GPUStack's DeepSeek-R1 H200 runs, SGLang
+/// 0.5.3): `_handle_data_parallelism` drops the flag, so attention stays TP-sharded with no
+/// per-rank split, but `_handle_gpu_memory_settings` ran first and reserved for it:
+/// cuda_graph_max_bs · dp · 3 + (bs > 300: cuda_graph_max_bs · dp · 1.5) = 512·3 + 512·1.5
+/// = 2304 MiB more than plain TP at tp 8 on a 141 GB GPU.
+#[test]
+fn dp_attention_with_dp_1_is_plain_tp_with_its_memory_reservation() {
+    let hw = load_hardware("h200-sxm-141gb").unwrap();
+    let v053 = |dp_attention| ServerFlags {
+        sglang_version: Some("0.5.3".parse().unwrap()),
+        ..flags(None, dp_attention)
+    };
+    let tp = config(&v053(false));
+    let dp1 = config(&v053(true));
+    assert!(!dp1.dp_attention);
+    assert_eq!(dp1.attn_tp, 8);
+    assert_eq!(dp1.chunked_prefill_size, tp.chunked_prefill_size);
+    assert_eq!(dp1.chunked_prefill_size, Some(8192));
+    assert_eq!(dp1.schedule_conservativeness, tp.schedule_conservativeness);
+    assert_eq!(dp1.weight_bytes_per_rank, tp.weight_bytes_per_rank);
+    let g = hw.memory.reported_total_mib;
+    let drop = tp.mem_fraction_static - dp1.mem_fraction_static;
+    assert!(
+        (drop - 2304.0 / g).abs() < 0.0011,
+        "{drop} vs {}",
+        2304.0 / g
+    );
+    assert!(dp1.kv_pool_tokens < tp.kv_pool_tokens);
 }
 
 #[test]

@@ -651,6 +651,7 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(m.entries.len() >= 50, "{} entries", m.entries.len());
     let mut logs = BTreeMap::new();
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
     for e in &m.entries {
         let log = logs.entry(e.file.clone()).or_insert_with(|| {
             let text = std::fs::read_to_string(m.log_path(e)).unwrap();
@@ -688,6 +689,14 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
         let sim = run_vllm(&sc).unwrap_or_else(|x| panic!("{}: {x}", e.id));
         let real = |k: &str| run.get(k).unwrap();
         assert_eq!(sim.metrics.completed as f64, real("completed"), "{}", e.id);
+        *counts
+            .entry((e.engine().to_string(), sc.client.dataset_name.clone()))
+            .or_insert(0) += 1;
+        if sc.client.dataset_name == "sharegpt" {
+            // Lengths from the bundled sample tables: totals are not the log's.
+            assert!(bench.contains("--dataset-name sharegpt"), "{}", e.id);
+            continue;
+        }
         let input = sim.metrics.total_input as f64;
         assert!(
             real("total_input_tokens") <= input && real("total_input_tokens") >= 0.99 * input,
@@ -719,12 +728,27 @@ fn gpustack_manifest_parses_agrees_with_its_logs_and_every_entry_replays() {
                 .count()
         })
         .sum();
-    assert_eq!(m.entries.len(), random_vllm);
+    let count = |engine: &str, dataset: &str| counts[&(engine.to_string(), dataset.to_string())];
+    assert_eq!(count("vllm", "random"), random_vllm);
+    // README.md: the 4 SGLang random blocks (DeepSeek-R1, --enable-dp-attention with dp 1)
+    // and the ShareGPT blocks of modelled settings (35 vLLM, 14 SGLang servers).
+    assert_eq!(count("sglang", "random"), 4);
+    assert_eq!(count("vllm", "sharegpt"), 35);
+    assert_eq!(count("sglang", "sharegpt"), 14);
+    assert_eq!(m.entries.len(), 60 + 4 + 35 + 14);
     // `validate` replays every entry; accuracy is reported (RESULTS.md), never asserted.
     let v = validate(&m);
     for r in &v.runs {
         assert_eq!(r.error, None, "{}", r.id);
-        assert_eq!(r.engine, "vllm", "{}", r.id);
+        let e = m.entries.iter().find(|e| e.id == r.id).unwrap();
+        assert_eq!(r.engine, e.engine(), "{}", r.id);
+        // ShareGPT rows are labelled [sampled].
+        assert_eq!(
+            r.lengths == Some(LengthSource::Sampled),
+            e.log.client.starts_with("sharegpt"),
+            "{}",
+            r.id
+        );
         let with_values = r
             .cells
             .iter()
@@ -825,4 +849,37 @@ fn prior_runs_make_the_same_index_prompts_of_earlier_runs_cache_hits() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("P004-01") && err.contains("P003-00"), "{err}");
+}
+
+/// `servesim replay` of a vLLM-client block measured on an SGLang server reads that server's
+/// own launch command (not a `vllm serve` command further up the log): Qwen3-8B blocks with
+/// `--cuda-graph-max-bs 8` and `--attention-backend triton`, and a Qwen3-32B SGLang block
+/// below `vllm serve ... --max-model-len 32768`, which SGLang has no flag for.
+#[test]
+fn gpustack_replay_of_an_sglang_block_uses_its_launch_command() {
+    use servesim::validate::vllm::block::parse_vllm_blocks;
+    use servesim::validate::vllm::replay::{scenario_for, VllmOverrides};
+    let blocks = |file: &str| {
+        let path = root().join("validation/gpustack").join(file);
+        parse_vllm_blocks(&std::fs::read_to_string(path).unwrap(), file).unwrap()
+    };
+    let ov = |hw: &str, model: &str| VllmOverrides {
+        hardware: Some(hw.into()),
+        model: Some(model.into()),
+        ..Default::default()
+    };
+    let q8 = blocks("qwen3-8b-h100-latency.txt");
+    let sc = |run: usize| scenario_for(&q8[run], &ov("h100-sxm5-80gb", "qwen3-8b")).unwrap();
+    let vllm = sc(0);
+    assert!(vllm.server.vllm.is_some());
+    let graphs = sc(2);
+    assert!(graphs.server.vllm.is_none());
+    assert_eq!(graphs.server.cuda_graph_max_bs(), 8);
+    assert_ne!(sc(1).server.cuda_graph_max_bs(), 8);
+    assert_eq!(sc(4).server.attention_backend, "triton");
+    assert_eq!(sc(4).client.dataset_name, "sharegpt");
+    assert_eq!(sc(4).client.dataset_path, None);
+    let q32 = blocks("qwen3-32b-a100.txt");
+    let s = scenario_for(&q32[1], &ov("a100-sxm4-80gb", "qwen3-32b")).unwrap();
+    assert!(s.server.vllm.is_none());
 }

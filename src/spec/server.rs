@@ -149,13 +149,16 @@ impl ServerConfig {
         }
         model.check_tp(tp)?;
         // DP attention: `dp` attention ranks inside the one TP group, each with attn_tp_size =
-        // tp / dp GPUs (reference A.8).
-        let dp_attention = flags.enable_dp_attention;
-        if dp_attention && (dp < 2 || tp % dp != 0) {
+        // tp / dp GPUs (reference A.8). With dp 1 SGLang drops the flag
+        // (server_args._handle_data_parallelism, 0.5.3: `if self.dp_size == 1:
+        // self.enable_dp_attention = False`): plain TP attention, but the memory defaults,
+        // computed before that, still reserve for it (dp_attention 1 in `DefaultsInput`).
+        let dp_attention = flags.enable_dp_attention && dp > 1;
+        if dp_attention && tp % dp != 0 {
             return Err(Error::invalid(
                 "--enable-dp-attention",
                 "dp",
-                format!("DP attention needs --dp ≥ 2 dividing --tp, got dp {dp} and tp {tp}"),
+                format!("DP attention needs --dp dividing --tp, got dp {dp} and tp {tp}"),
             ));
         }
         let attn_tp = if dp_attention { tp / dp } else { tp };
@@ -182,7 +185,7 @@ impl ServerConfig {
             tp,
             is_npu,
             version,
-            dp_attention: if dp_attention { dp } else { 0 },
+            dp_attention: if flags.enable_dp_attention { dp } else { 0 },
             spec_reserve_mib: spec
                 .as_ref()
                 .filter(|_| version >= Version::new(0, 4, 7))

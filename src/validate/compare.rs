@@ -501,13 +501,18 @@ fn validate_vllm_entry(e: &Entry, ov: &Overrides, log: &VllmLog, source: &str) -
     for c in &mut row.cells {
         c.real = run.get(c.metric.vllm_key(itl));
     }
+    let mut lengths = LengthSource::Random;
     let sim = scenario_for_entry(log, e.run, e, ov, source).and_then(|sc| {
         row.workload = vllm_short(&sc.client);
+        if sc.client.dataset_name == "sharegpt" {
+            // vLLM's selection over the bundled ShareGPT sample tables.
+            lengths = LengthSource::Sampled;
+        }
         run_vllm(&sc)
     });
     match sim {
         Ok(sim) => {
-            row.lengths = Some(LengthSource::Random);
+            row.lengths = Some(lengths);
             row.totals_exact = Some(
                 run.get("total_input_tokens") == Some(sim.metrics.total_input as f64)
                     && run.get("total_output_tokens") == Some(sim.metrics.total_output as f64),

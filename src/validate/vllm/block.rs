@@ -56,10 +56,14 @@ fn is_bench_command(line: &str) -> bool {
     line.contains("vllm bench serve") || line.contains("benchmark_serving.py")
 }
 
-/// Is `line` a `vllm serve` server command?
+/// Is `line` a server command: `vllm serve` / `api_server`, or SGLang's `launch_server` (a log
+/// where one vLLM client measured either engine)?
 fn is_serve_command(line: &str) -> bool {
-    (line.contains("vllm serve") || line.contains("vllm.entrypoints.openai.api_server"))
+    (line.contains("vllm serve")
+        || line.contains("vllm.entrypoints.openai.api_server")
+        || line.contains("sglang.launch_server"))
         && !line.contains("bench")
+        && !line.trim_start().starts_with('#')
 }
 
 /// The command starting at `lines[i]`, with `\`-continued lines joined.

@@ -166,6 +166,16 @@ pub fn bench_client_flags(cmd: &str) -> BenchCommand {
             f.request_rate = Some(f64::INFINITY);
         }
     }
+    // A recorded ShareGPT run's --dataset-path is a file on the benchmark host: the replay uses
+    // the bundled ShareGPT sample tables (rows labelled `sampled`).
+    if out.flags.dataset_name.as_deref() == Some("sharegpt") {
+        if let Some(p) = out.flags.dataset_path.take() {
+            out.ignored.push(format!(
+                "--dataset-path {} (bundled sample used)",
+                p.display()
+            ));
+        }
+    }
     out.flags.vllm = v;
     out
 }

@@ -26,7 +26,8 @@ pub struct VllmResult {
     /// The nearest client command before the block (`vllm bench serve ...` or
     /// `python benchmarks/benchmark_serving.py ...`), continuation lines joined.
     pub bench_command: Option<String>,
-    /// The nearest `vllm serve` / `api_server` command before the block.
+    /// The nearest server command before the block: `vllm serve` / `api_server`, or
+    /// `python -m sglang.launch_server` (then the replay runs an SGLang server).
     pub serve_command: Option<String>,
 }
 

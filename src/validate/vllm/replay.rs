@@ -13,7 +13,7 @@ use crate::spec::server::ServerFlags;
 use crate::spec::vllm_client::ClientKind;
 use crate::spec::workload::{ClientFlags, ScenarioFile};
 use crate::validate::compare::{err_pct, MetricRow};
-use crate::validate::replay::model_from_path;
+use crate::validate::replay::{is_set, model_from_path, server_flags_from_command};
 
 /// What the caller may override.
 #[derive(Debug, Clone, Default)]
@@ -38,16 +38,36 @@ pub fn scenario_for(run: &VllmResult, ov: &VllmOverrides) -> Result<Scenario> {
         client.request_rate = run.request_rate;
     }
     let client = client.merged(&ov.client);
-    let serve = run.serve_command.as_deref().map(parse_serve_command);
-    let server = serve
-        .as_ref()
-        .map(vllm_server_flags)
-        // A vLLM log without its serve command still ran a vLLM server.
-        .unwrap_or_else(|| ServerFlags {
-            engine: Some("vllm".into()),
-            ..ServerFlags::default()
-        })
-        .merged(&ov.server);
+    let sglang = run
+        .serve_command
+        .as_deref()
+        .filter(|c| c.contains("sglang.launch_server"));
+    let serve = match sglang {
+        Some(_) => None,
+        None => run.serve_command.as_deref().map(parse_serve_command),
+    };
+    let server = match sglang {
+        // One vLLM client against an SGLang server: the launch command's SGLang flags.
+        Some(cmd) => {
+            let parsed = server_flags_from_command(cmd);
+            if let Some((flag, why)) = parsed.bad.iter().find(|(f, _)| !is_set(&ov.server, f)) {
+                return Err(Error::invalid("server command", flag.as_str(), why.clone()));
+            }
+            ServerFlags {
+                engine: Some("sglang".into()),
+                ..parsed.flags
+            }
+        }
+        None => serve
+            .as_ref()
+            .map(vllm_server_flags)
+            // A vLLM log without its serve command still ran a vLLM server.
+            .unwrap_or_else(|| ServerFlags {
+                engine: Some("vllm".into()),
+                ..ServerFlags::default()
+            }),
+    }
+    .merged(&ov.server);
     let model = ov.model.clone().or_else(|| {
         let named = bench
             .as_ref()
