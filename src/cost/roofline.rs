@@ -34,6 +34,12 @@ pub struct Roofline {
     expert_bytes_per_param: f64,
     linear_compute: ComputeType,
     expert_is_mxfp4: bool,
+    /// The profile's MXFP4 expert constants (`efficiency.mxfp4_*`) apply: they describe
+    /// SGLang's MXFP4 MoE path on the chip. vLLM runs MXFP4 experts without native FP4 through
+    /// its Marlin W4A16 kernels (vLLM `mxfp4.py`: the Marlin backend below sm90), which stream
+    /// the packed weights like any weight-only GEMM, so a vLLM server prices them at the
+    /// profile's plain GEMM and memory efficiencies.
+    mxfp4_sglang_path: bool,
     lm_head_params: f64,
     /// Attention: FLOPs per (query token × attended token) per layer, and KV bytes per
     /// attended token per layer, on this rank.
@@ -130,6 +136,7 @@ impl Roofline {
             expert_bytes_per_param: exp_b,
             linear_compute,
             expert_is_mxfp4: server.weight_format == WeightFormat::Mxfp4,
+            mxfp4_sglang_path: server.vllm.is_none(),
             lm_head_params: model.lm_head_params(tp),
             attn_flops_per_pair,
             decode_attn_flops_per_pair,
@@ -182,7 +189,7 @@ impl Roofline {
     /// MXFP4 experts roll off with their own half-point (`mxfp4_half_tokens`).
     fn moe_half_tokens(&self) -> f64 {
         let e = &self.hw.efficiency;
-        if self.expert_is_mxfp4 {
+        if self.expert_is_mxfp4 && self.mxfp4_sglang_path {
             e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens)
         } else {
             e.gemm_half_tokens
@@ -235,7 +242,7 @@ impl Roofline {
         let e = self.num_experts;
         let k = self.experts_per_token;
         let touched = e * (1.0 - (1.0 - k / e).powf(m));
-        let (cmul, mmul) = if self.expert_is_mxfp4 {
+        let (cmul, mmul) = if self.expert_is_mxfp4 && self.mxfp4_sglang_path {
             (
                 self.hw.efficiency.mxfp4_compute,
                 self.hw.efficiency.mxfp4_memory,

@@ -219,3 +219,48 @@ fn a_crowded_async_run_with_wasted_slots_keeps_its_kv_accounts_and_serves_every_
         assert!(out.stats.sched.retractions > 0);
     }
 }
+
+/// MXFP4 experts on A100 (no native FP4): the profile's `mxfp4_*` constants describe SGLang's
+/// slow dequantising MoE path (fitted on seed 003's gpt-oss runs); vLLM runs them through its
+/// Marlin W4A16 kernels, priced at the plain GEMM and memory efficiencies. So a vLLM server's
+/// step is the SGLang server's step on a profile whose MXFP4 constants are neutral (within 2%:
+/// the engines' attention kernels differ), and several times cheaper than SGLang's on the
+/// bundled profile.
+#[test]
+fn a_vllm_server_prices_mxfp4_experts_on_a100_with_marlin_not_sglangs_slow_path() {
+    use servesim::cost::roofline::Roofline;
+    use servesim::cost::BatchShape;
+    let hw = load_hardware("a100-sxm4-80gb").unwrap();
+    let model = load_model("gpt-oss-20b").unwrap();
+    assert!(hw.efficiency.mxfp4_compute < 0.2, "the fitted slow path");
+    let v = vllm(ServerFlags::default(), "a100-sxm4-80gb", "gpt-oss-20b");
+    let sglang = |hw: &servesim::spec::hardware::HardwareProfile| {
+        let s = resolve(Engine::Sglang, &ServerFlags::default(), hw, &model).unwrap();
+        Roofline::new(hw, &model, &s).unwrap()
+    };
+    let mut neutral = hw.clone();
+    neutral.efficiency.mxfp4_compute = 1.0;
+    neutral.efficiency.mxfp4_memory = 1.0;
+    neutral.efficiency.mxfp4_half_tokens = None;
+    for shape in [
+        BatchShape {
+            decode_reqs: 8,
+            decode_ctx_sum: 8 * 1000,
+            ..Default::default()
+        },
+        BatchShape {
+            prefill_reqs: 1,
+            prefill_tokens: 2000,
+            ..Default::default()
+        },
+    ] {
+        let on_vllm = Roofline::new(&hw, &model, &v).unwrap().gpu_ns(&shape);
+        let on_neutral = sglang(&neutral).gpu_ns(&shape);
+        let on_sglang = sglang(&hw).gpu_ns(&shape);
+        assert!(
+            (on_vllm - on_neutral).abs() <= 0.02 * on_neutral,
+            "{on_vllm} vs {on_neutral}"
+        );
+        assert!(on_sglang > 3.0 * on_vllm, "{on_sglang} vs {on_vllm}");
+    }
+}
