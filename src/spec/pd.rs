@@ -171,7 +171,8 @@ impl PdConfig {
             )),
         };
         // SGLang `_handle_disaggregation`: prefill runs without CUDA graphs, decode without
-        // the radix cache.
+        // the radix cache; neither side has piecewise CUDA graphs (0.5.10+
+        // `_handle_piecewise_cuda_graph`: off with `disaggregation_mode`).
         let prefill_flags = ServerFlags {
             tp: pd.prefill_tp.or(base.tp),
             chunked_prefill_size: pd
@@ -179,6 +180,7 @@ impl PdConfig {
                 .or(base.chunked_prefill_size),
             max_prefill_tokens: pd.prefill_max_prefill_tokens.or(base.max_prefill_tokens),
             disable_cuda_graph: true,
+            disable_piecewise_cuda_graph: true,
             ..base.clone()
         };
         let decode_flags = ServerFlags {
@@ -186,6 +188,7 @@ impl PdConfig {
             max_running_requests: pd.decode_max_running_requests.or(base.max_running_requests),
             cuda_graph_max_bs: pd.decode_cuda_graph_max_bs.or(base.cuda_graph_max_bs),
             disable_radix_cache: true,
+            disable_piecewise_cuda_graph: true,
             ..base.clone()
         };
         let prefill_hw = side_hw(&pd.prefill_hardware)?;
