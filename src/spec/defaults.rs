@@ -33,9 +33,12 @@ pub struct DefaultsInput {
 /// at `cuda_graph_max_bs`).
 pub const PIECEWISE_CUDA_GRAPH_FROM: Version = Version::new(0, 5, 10);
 
-/// Model architectures SGLang never gives piecewise graphs (model_config.py at v0.5.10,
-/// `piecewise_cuda_graph_disabled_model_archs`; none of the bundled models).
+/// Model architectures SGLang never gives piecewise graphs (model_config.py v0.5.10 …
+/// v0.5.13.post1, `piecewise_cuda_graph_disabled_model_archs` or `is_deepseek_nsa`: the
+/// DeepSeek-V4 pair from v0.5.12, when the model arrived; none of the bundled models).
 const PIECEWISE_DISABLED_ARCHS: &[&str] = &[
+    "DeepseekV4ForCausalLM",
+    "DeepseekV4ForCausalLMNextN",
     "DeepseekV32ForCausalLM",
     "Qwen3NextForCausalLM",
     "GlmMoeDsaForCausalLM",
