@@ -59,12 +59,13 @@ pub fn piecewise_cuda_graph_default(
     speculative: bool,
     disabled_by_flag: bool,
 ) -> bool {
-    version >= PIECEWISE_CUDA_GRAPH_FROM
-        && arch != Arch::Ascend
-        && !dp_attention
-        && !disabled_by_flag
-        && !PIECEWISE_DISABLED_ARCHS.contains(&model_arch)
-        && !(speculative && version < v(0, 5, 11))
+    let off = version < PIECEWISE_CUDA_GRAPH_FROM
+        || arch == Arch::Ascend
+        || dp_attention
+        || disabled_by_flag
+        || PIECEWISE_DISABLED_ARCHS.contains(&model_arch)
+        || (speculative && version < v(0, 5, 11));
+    !off
 }
 
 /// Token counts SGLang captures piecewise graphs for (`_generate_piecewise_cuda_graph_tokens`,
