@@ -452,3 +452,39 @@ fn shared_prefix_is_faster_with_the_radix_cache() {
         off.metrics.ttft_ms.mean
     );
 }
+
+/// bench_serving 0.5.9+ takes the tokenizer's special tokens off each random prompt length
+/// (`sample_random_requests`: "server encode will add special token"): Llama-3 (1 BOS) reports
+/// one token less per request than 0.5.8 from the same draws; Qwen (no BOS) is unchanged.
+#[test]
+fn random_prompts_lose_the_bos_from_bench_serving_0_5_9() {
+    let at = |v: &str| ClientFlags {
+        dataset_name: Some("random".into()),
+        num_prompts: Some(50),
+        random_input_len: Some(100),
+        random_output_len: Some(10),
+        random_range_ratio: Some(0.5),
+        bench_version: Some(v.parse().unwrap()),
+        ..Default::default()
+    };
+    let llama = |v: &str| totals(&rows_for("llama-3.1-8b", at(v)).unwrap());
+    let qwen = |v: &str| totals(&rows_for("qwen3-8b", at(v)).unwrap());
+    let (old_in, old_out) = llama("0.5.8");
+    assert_eq!(llama("0.5.9"), (old_in - 50, old_out));
+    assert_eq!(llama("0.5.13.post1"), (old_in - 50, old_out));
+    assert_eq!(qwen("0.5.9"), qwen("0.5.8"));
+    // 0.5.10+: a zero output length gives zeros (no draw) instead of 0.5.6.post2 … 0.5.9's
+    // error (bench_serving's output floor of 1 is on: `output_min_one`).
+    let zero = |v: &str| {
+        let c = client(ClientFlags {
+            random_output_len: Some(0),
+            ..at(v)
+        })
+        .unwrap();
+        let m = load_model("qwen3-8b").unwrap();
+        build_rows(&c, &m, true, &mut NumpyRandomState::new(c.seed as u32))
+    };
+    assert!(zero("0.5.9").is_err());
+    let rows = zero("0.5.10").unwrap();
+    assert!(rows.iter().all(|r| r.output_len == 0) && rows.len() == 50);
+}

@@ -400,14 +400,21 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
          over about 1.000e12 s, beyond the simulator's limit of 1125900 s (2^50 ns, 13 days) of \
          arrivals; use a rate of at least 1.78e-3 req/s or fewer --num-prompts",
     );
-    // Was: "--num-prompts: no requests to simulate". bench_serving 0.5.6.post2 draws outputs
-    // from randint(max(int(L*ratio), 1), L + 1), which raises for L = 0.
+    // Was: "--num-prompts: no requests to simulate". bench_serving 0.5.6.post2 … 0.5.9 draws
+    // outputs from randint(max(int(L*ratio), 1), L + 1), which raises for L = 0 (0.5.10 returns
+    // zeros for L = 0 again).
     fails_exactly(
-        &["run", "--random-output-len", "0"],
+        &[
+            "run",
+            "--random-output-len",
+            "0",
+            "--bench-version",
+            "0.5.9",
+        ],
         1,
         "error: --random-output-len: field `random_output_len`: must be at least 1 with \
-         bench_serving 0.5.6.post2 (output lengths are drawn from [max(int(len * ratio), 1), \
-         len]); 0 works up to --bench-version 0.5.6",
+         bench_serving 0.5.9 (output lengths are drawn from [max(int(len * ratio), 1), \
+         len]); 0 works up to --bench-version 0.5.6 and from 0.5.10",
     );
     // Was: "between 1 and 2^40"; the simulator's real bound is 2^24 requests a run.
     let num_prompts = |v: &str| {
@@ -433,13 +440,14 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
     );
     // Were accepted silently.
     let known = "known: 0.3.0, 0.4.0, 0.4.1, 0.4.3, 0.4.5, 0.4.6, 0.4.7, 0.4.8, 0.4.9, 0.4.10, \
-                 0.5.0, 0.5.1, 0.5.2, 0.5.3, 0.5.4, 0.5.5, 0.5.6, 0.5.6.post2, 0.5.7, 0.5.8";
+                 0.5.0, 0.5.1, 0.5.2, 0.5.3, 0.5.4, 0.5.5, 0.5.6, 0.5.6.post2, 0.5.7, 0.5.8, 0.5.9, \
+                 0.5.10, 0.5.11, 0.5.12, 0.5.13, 0.5.13.post1";
     fails_exactly(
         &["run", "--sglang-version", "9.9.9"],
         1,
         &format!(
             "error: --sglang-version 9.9.9: field `sglang_version`: servesim models versions \
-             0.3.0 to 0.5.8; {known}"
+             0.3.0 to 0.5.13.post1; {known}"
         ),
     );
     fails_exactly(
@@ -447,7 +455,7 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
         1,
         &format!(
             "error: --bench-version 0.0.1: field `bench_version`: servesim models versions \
-             0.3.0 to 0.5.8; {known}"
+             0.3.0 to 0.5.13.post1; {known}"
         ),
     );
     fails_with(

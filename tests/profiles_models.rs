@@ -427,3 +427,38 @@ fn ascend_runs_with_default_flags_at_the_deployed_mem_fraction() {
     let c = ServerConfig::resolve(&flags, &h100, &model).unwrap();
     assert!(c.notes.is_empty() && c.mem_fraction_static < 0.85);
 }
+
+/// SGLang 0.5.10+ reserves room for piecewise CUDA graphs in the default mem_fraction_static
+/// (server_args.py at v0.5.10: 58 token counts × 8 MiB at chunk 8192), so on an H100 at TP1 the
+/// default falls from 0.835 (0.5.6.post2 … 0.5.9) to 0.830 (hand calculation:
+/// (81559 − 13440 − 464) / 81559). Versions past the newest checked release are refused.
+#[test]
+fn sglang_versions_after_0_5_8_get_their_own_defaults() {
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    use servesim::spec::version::Version;
+    let hw = load_hardware("h100-sxm5-80gb").unwrap();
+    let model = load_model("qwen3-8b").unwrap();
+    let at = |v: &str, disable_pcg: bool| ServerFlags {
+        sglang_version: Some(v.parse().unwrap()),
+        disable_piecewise_cuda_graph: disable_pcg,
+        ..Default::default()
+    };
+    let mfs = |f: &ServerFlags| {
+        ServerConfig::resolve(f, &hw, &model)
+            .unwrap()
+            .mem_fraction_static
+    };
+    assert_eq!(mfs(&ServerFlags::default()), 0.830);
+    assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
+    assert_eq!(mfs(&at("0.5.6.post2", false)), 0.835);
+    assert_eq!(mfs(&at("0.5.9", false)), 0.835);
+    assert_eq!(mfs(&at("0.5.10", false)), 0.830);
+    assert_eq!(mfs(&at("0.5.13", true)), 0.835);
+    let e = ServerConfig::resolve(&at("0.5.14", false), &hw, &model)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("0.5.14") && e.contains("0.3.0 to 0.5.13.post1"),
+        "{e}"
+    );
+}

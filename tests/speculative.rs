@@ -196,9 +196,19 @@ fn accept_length_line_where_the_version_prints_it() {
 #[test]
 fn kv_pool_shrinks_by_the_draft_reserve_as_sglang_computes_it() {
     let c = client(1, 10, 10, 1);
-    let base = scenario(H100, "qwen3-8b", &ServerFlags::default(), &c).server;
-    let spec = scenario(H100, "qwen3-8b", &eagle3(None, None), &c).server;
-    let hw = scenario(H100, "qwen3-8b", &ServerFlags::default(), &c).hardware;
+    // 0.5.6.post2: before 0.5.10's piecewise-graph reserve and 4 GB draft reserve.
+    let v = Some("0.5.6.post2".parse().unwrap());
+    let plain = ServerFlags {
+        sglang_version: v,
+        ..Default::default()
+    };
+    let with_draft = ServerFlags {
+        sglang_version: v,
+        ..eagle3(None, None)
+    };
+    let base = scenario(H100, "qwen3-8b", &plain, &c).server;
+    let spec = scenario(H100, "qwen3-8b", &with_draft, &c).server;
+    let hw = scenario(H100, "qwen3-8b", &plain, &c).hardware;
     let g = hw.memory.reported_total_mib;
     // 0.5.3+: 512 + 1.5 × chunk 8192 + 2 × graph bs 256 + tp/8 GiB = 13440 MiB (≥ 10 GiB).
     let r = 512.0 + 1.5 * 8192.0 + 2.0 * 256.0 + 1024.0 / 8.0;
@@ -240,6 +250,7 @@ fn kv_pool_shrinks_by_the_draft_reserve_as_sglang_computes_it() {
     assert_eq!(spec.draft_kv_bytes_per_token, cell / 36.0);
     let nextn = ServerFlags {
         tp: Some(8),
+        sglang_version: v,
         speculative: SpeculativeFlags {
             speculative_algorithm: Some("NEXTN".into()),
             ..Default::default()

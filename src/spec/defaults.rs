@@ -1,6 +1,8 @@
 //! SGLang's version-dependent defaults (`server_args.py`): `mem_fraction_static`,
 //! `chunked_prefill_size`, `cuda_graph_max_bs` and the CUDA-graph capture list, the attention
-//! backend and page size. See reference A.3, A.5, A.6.
+//! backend and page size. See reference A.3, A.5, A.6. From 0.5.10 piecewise CUDA graphs
+//! (prefill/extend graphs) are on by default and their capture buffers enter the
+//! `mem_fraction_static` reserve ([`piecewise_cuda_graph_default`], [`piecewise_reserve_mib`]).
 use super::hardware::Arch;
 use super::version::Version;
 
@@ -23,6 +25,82 @@ pub struct DefaultsInput {
     /// Memory reserved for a speculative draft, MiB (0 without speculation; see
     /// `spec::speculative::reserve_mib`).
     pub spec_reserve_mib: f64,
+}
+
+/// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
+/// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
+/// also where the EAGLE draft reserve grows to 4 GB and the decode capture list always ends
+/// at `cuda_graph_max_bs`).
+pub const PIECEWISE_CUDA_GRAPH_FROM: Version = Version::new(0, 5, 10);
+
+/// Model architectures SGLang never gives piecewise graphs (model_config.py v0.5.10 …
+/// v0.5.13.post1, `piecewise_cuda_graph_disabled_model_archs` or `is_deepseek_nsa`: the
+/// DeepSeek-V4 pair from v0.5.12, when the model arrived; none of the bundled models).
+const PIECEWISE_DISABLED_ARCHS: &[&str] = &[
+    "DeepseekV4ForCausalLM",
+    "DeepseekV4ForCausalLMNextN",
+    "DeepseekV32ForCausalLM",
+    "Qwen3NextForCausalLM",
+    "GlmMoeDsaForCausalLM",
+    "BailingMoeV2_5ForCausalLM",
+    "LLaDAModelLM",
+];
+
+/// Whether SGLang's `_handle_piecewise_cuda_graph` (server_args.py, v0.5.10 … v0.5.13) leaves
+/// piecewise CUDA graphs on: from 0.5.10, on CUDA GPUs (not Ascend), without DP attention or
+/// disaggregation (`disabled_by_flag` covers `--disable-piecewise-cuda-graph` and PD), not
+/// for the listed architectures, and in 0.5.10 only not with speculative decoding (0.5.11
+/// dropped that rule).
+pub fn piecewise_cuda_graph_default(
+    version: Version,
+    arch: Arch,
+    model_arch: &str,
+    dp_attention: bool,
+    speculative: bool,
+    disabled_by_flag: bool,
+) -> bool {
+    let off = version < PIECEWISE_CUDA_GRAPH_FROM
+        || arch == Arch::Ascend
+        || dp_attention
+        || disabled_by_flag
+        || PIECEWISE_DISABLED_ARCHS.contains(&model_arch)
+        || (speculative && version < v(0, 5, 11));
+    !off
+}
+
+/// Token counts SGLang captures piecewise graphs for (`_generate_piecewise_cuda_graph_tokens`,
+/// v0.5.10 … v0.5.13), up to `max_tokens`.
+pub fn piecewise_cuda_graph_tokens(max_tokens: u64) -> Vec<u64> {
+    let mut l: Vec<u64> = (4..=32).step_by(4).collect();
+    l.extend((48..=256).step_by(16));
+    l.extend((288..=512).step_by(32));
+    l.extend((576..=1024).step_by(64));
+    l.extend((1280..=4096).step_by(256));
+    l.extend((4608..=max_tokens.max(4608)).step_by(512));
+    l.retain(|&t| t <= max_tokens);
+    l
+}
+
+/// MiB the 0.5.10+ `mem_fraction_static` default reserves for piecewise graphs when they are
+/// on: 8 MiB per captured token count up to `piecewise_cuda_graph_max_tokens` (the chunked
+/// prefill size, none when chunking is off, capped by `--max-total-tokens`), or a flat
+/// 1.5 GiB for MLA models (server_args.py at v0.5.10, `_handle_gpu_memory_settings`).
+pub fn piecewise_reserve_mib(
+    on: bool,
+    is_mla: bool,
+    chunked_prefill_size: Option<u64>,
+    max_total_tokens: Option<u64>,
+) -> f64 {
+    if !on {
+        return 0.0;
+    }
+    if is_mla {
+        return 1.5 * GIB_MIB;
+    }
+    let max_tokens = chunked_prefill_size
+        .unwrap_or(0)
+        .min(max_total_tokens.unwrap_or(u64::MAX));
+    piecewise_cuda_graph_tokens(max_tokens).len() as f64 * 8.0
 }
 
 /// `chunked_prefill_size` default (positive; SGLang's `-1` means disabled and is handled by the caller).
@@ -106,8 +184,14 @@ pub fn cuda_graph_max_bs(i: &DefaultsInput) -> Option<u64> {
 }
 
 /// Default `mem_fraction_static`. `chunk` is the effective chunked prefill size (or
-/// max_prefill_tokens when chunking is off) and `cg_max_bs` the effective graph max bs.
-pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64 {
+/// max_prefill_tokens when chunking is off), `cg_max_bs` the effective graph max bs and
+/// `piecewise_mib` the [`piecewise_reserve_mib`] (0 before 0.5.10).
+pub fn mem_fraction_static(
+    i: &DefaultsInput,
+    chunk: u64,
+    cg_max_bs: u64,
+    piecewise_mib: f64,
+) -> f64 {
     let g = i.gpu_mem_mib;
     let ps = i.tp as f64;
     let tp_table = || {
@@ -169,6 +253,7 @@ pub fn mem_fraction_static(i: &DefaultsInput, chunk: u64, cg_max_bs: u64) -> f64
         let bs_dp = (cg_max_bs * i.dp_attention) as f64;
         r += bs_dp * 3.0 + if cg_max_bs > 300 { bs_dp * 1.5 } else { 0.0 };
     }
+    r += piecewise_mib; // before the 10 GB floor, as in SGLang
     if g > 60.0 * GIB_MIB {
         r = r.max(10.0 * GIB_MIB);
     }
@@ -188,6 +273,10 @@ pub fn capture_batch_sizes(i: &DefaultsInput, max_bs: Option<u64>) -> Vec<u64> {
         list.extend((272..512).step_by(16));
         list.extend((512..=m.max(512)).step_by(32));
         list.retain(|&b| b <= m);
+        // 0.5.10+: `if self.cuda_graph_max_bs not in capture_bs: capture_bs.append(...)`.
+        if i.version >= PIECEWISE_CUDA_GRAPH_FROM && !list.contains(&m) {
+            list.push(m);
+        }
         return list;
     }
     if i.version >= v(0, 4, 6) {
@@ -292,7 +381,7 @@ mod tests {
         let i = inp(g, tp, ver);
         let c = chunked_prefill_size(&i);
         let bs = cuda_graph_max_bs(&i);
-        (mem_fraction_static(&i, c, bs.unwrap_or(0)), c, bs)
+        (mem_fraction_static(&i, c, bs.unwrap_or(0), 0.0), c, bs)
     }
     #[test]
     fn reference_table_053_plus() {
@@ -310,6 +399,72 @@ mod tests {
         assert_eq!(mfs(143771.0, 8, "0.5.6").0, 0.897);
         assert_eq!(mfs(183359.0, 1, "0.5.6"), (0.857, 16384, Some(512)));
         assert_eq!(mfs(24564.0, 1, "0.5.6"), (0.847, 2048, Some(24)));
+    }
+    /// 0.5.10+ default with piecewise graphs on for a non-MLA model (hand calculation from
+    /// server_args.py at v0.5.10: 58 token counts up to chunk 8192 → 464 MiB more reserve).
+    fn mfs_pcg(g: f64, tp: u64, ver: &str, mla: bool) -> f64 {
+        let i = inp(g, tp, ver);
+        let c = chunked_prefill_size(&i);
+        let bs = cuda_graph_max_bs(&i).unwrap_or(0);
+        let on = piecewise_cuda_graph_default(
+            i.version,
+            Arch::Hopper,
+            "Qwen3ForCausalLM",
+            false,
+            false,
+            false,
+        );
+        mem_fraction_static(&i, c, bs, piecewise_reserve_mib(on, mla, Some(c), None))
+    }
+    #[test]
+    fn piecewise_graphs_from_0_5_10() {
+        assert_eq!(piecewise_cuda_graph_tokens(8192).len(), 58);
+        assert_eq!(piecewise_cuda_graph_tokens(4096).len(), 50);
+        assert_eq!(*piecewise_cuda_graph_tokens(16384).last().unwrap(), 16384);
+        // 0.5.9 is still 0.5.8's rule (piecewise graphs off by default): H100 TP1 0.835.
+        assert_eq!(mfs_pcg(81559.0, 1, "0.5.9", false), 0.835);
+        assert_eq!(mfs_pcg(81559.0, 1, "0.5.10", false), 0.830);
+        assert_eq!(mfs_pcg(81559.0, 1, "0.5.13", false), 0.830);
+        assert_eq!(mfs_pcg(81559.0, 1, "0.5.13", true), 0.816); // MLA: flat 1.5 GiB
+        assert_eq!(mfs_pcg(40960.0, 1, "0.5.13", false), 0.823);
+        assert_eq!(mfs_pcg(183359.0, 1, "0.5.13", false), 0.854);
+        // Off by default before 0.5.10, on Ascend, with DP attention, for PD / the flag,
+        // and with speculation in 0.5.10 only.
+        let on = |ver: &str, arch, dp, spec, flag| {
+            piecewise_cuda_graph_default(
+                ver.parse().unwrap(),
+                arch,
+                "LlamaForCausalLM",
+                dp,
+                spec,
+                flag,
+            )
+        };
+        assert!(!on("0.5.9", Arch::Hopper, false, false, false));
+        assert!(on("0.5.10", Arch::Ampere, false, false, false));
+        assert!(!on("0.5.10", Arch::Ascend, false, false, false));
+        assert!(!on("0.5.13", Arch::Hopper, true, false, false));
+        assert!(!on("0.5.13", Arch::Hopper, false, false, true));
+        assert!(!on("0.5.10", Arch::Hopper, false, true, false));
+        assert!(on("0.5.11", Arch::Hopper, false, true, false));
+        assert!(!piecewise_cuda_graph_default(
+            Version::new(0, 5, 13),
+            Arch::Hopper,
+            "Qwen3NextForCausalLM",
+            false,
+            false,
+            false
+        ));
+        assert_eq!(piecewise_reserve_mib(true, false, None, None), 0.0); // chunking off
+        assert_eq!(
+            piecewise_reserve_mib(true, false, Some(8192), Some(1000)),
+            8.0 * 37.0
+        );
+        // 0.5.10+ captures cuda_graph_max_bs itself.
+        let l = capture_batch_sizes(&inp(81920.0, 1, "0.5.9"), Some(100));
+        assert_eq!(*l.last().unwrap(), 96);
+        let l = capture_batch_sizes(&inp(81920.0, 1, "0.5.10"), Some(100));
+        assert_eq!(&l[l.len() - 2..], &[96, 100]);
     }
     #[test]
     fn reference_table_048_to_052() {

@@ -77,6 +77,10 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
         ),
         (f.disable_radix_cache, "--disable-radix-cache"),
         (f.disable_cuda_graph, "--disable-cuda-graph"),
+        (
+            f.disable_piecewise_cuda_graph,
+            "--disable-piecewise-cuda-graph",
+        ),
         (f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs"),
         (f.enable_mixed_chunk, "--enable-mixed-chunk"),
         (f.disable_overlap_schedule, "--disable-overlap-schedule"),

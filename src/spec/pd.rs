@@ -208,7 +208,8 @@ impl PdConfig {
             )),
         };
         // SGLang `_handle_disaggregation`: prefill runs without CUDA graphs, decode without
-        // the radix cache.
+        // the radix cache; neither side has piecewise CUDA graphs (0.5.10+
+        // `_handle_piecewise_cuda_graph`: off with `disaggregation_mode`).
         let prefill_flags = ServerFlags {
             tp: pd.prefill_tp.or(base.tp),
             chunked_prefill_size: pd
@@ -218,6 +219,7 @@ impl PdConfig {
             dp: pd.prefill_dp.or(base.dp),
             enable_dp_attention: pd.prefill_enable_dp_attention || base.enable_dp_attention,
             disable_cuda_graph: true,
+            disable_piecewise_cuda_graph: true,
             ..base.clone()
         };
         let decode_flags = ServerFlags {
@@ -227,6 +229,7 @@ impl PdConfig {
             dp: pd.decode_dp.or(base.dp),
             enable_dp_attention: pd.decode_enable_dp_attention || base.enable_dp_attention,
             disable_radix_cache: true,
+            disable_piecewise_cuda_graph: true,
             ..base.clone()
         };
         let prefill_hw = side_hw(&pd.prefill_hardware)?;

@@ -189,7 +189,7 @@ impl ServerConfig {
             spec_reserve_mib: spec
                 .as_ref()
                 .filter(|_| version >= Version::new(0, 4, 7))
-                .map_or(0.0, |s| speculative::reserve_mib(s.algorithm)),
+                .map_or(0.0, |s| speculative::reserve_mib(s.algorithm, version)),
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
@@ -232,6 +232,19 @@ impl ServerConfig {
                 &dinp,
                 chunked_prefill_size.unwrap_or(max_prefill_tokens),
                 cg_max_bs.unwrap_or(0),
+                defaults::piecewise_reserve_mib(
+                    defaults::piecewise_cuda_graph_default(
+                        version,
+                        hw.arch,
+                        &model.architecture,
+                        dp_attention,
+                        spec.is_some(),
+                        flags.disable_piecewise_cuda_graph,
+                    ),
+                    model.mla.is_some(),
+                    chunked_prefill_size,
+                    flags.max_total_tokens,
+                ),
             ),
         };
         let page_size = positive_flag("--page-size", flags.page_size)?
@@ -347,9 +360,19 @@ impl ServerConfig {
             .or(spec
                 .as_ref()
                 .map(|_| speculative::default_max_running_requests(version)));
-        let req_pool_size = user_running.unwrap_or_else(|| {
-            ((kv_pool_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096)
-        });
+        let estimated_reqs =
+            ((kv_pool_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096);
+        // 0.5.10+ `_resolve_max_num_reqs` (model_runner_kv_cache_mixin.py at v0.5.10): the
+        // request pool is min(cap / dp, estimate), or min(estimate, token capacity / 2).
+        let req_pool_size = if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM {
+            match user_running {
+                Some(u) if dp_attention => (u / dp).max(1).min(estimated_reqs),
+                Some(u) => u.min(estimated_reqs),
+                None => estimated_reqs.min((kv_pool_tokens / 2).max(1)),
+            }
+        } else {
+            user_running.unwrap_or(estimated_reqs)
+        };
         let max_running_requests = user_running
             .map(|u| if dp_attention { (u / dp).max(1) } else { u })
             .unwrap_or(kv_pool_tokens / 2)

@@ -43,6 +43,11 @@ pub struct ServerFlags {
     #[arg(long)]
     #[serde(default)]
     pub disable_cuda_graph: bool,
+    /// SGLang 0.5.10+: no piecewise (prefill) CUDA graphs, so no room reserved for them in
+    /// the `mem_fraction_static` default (PD servers always run without them).
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_piecewise_cuda_graph: bool,
     /// Largest captured decode batch.
     #[arg(long)]
     pub cuda_graph_max_bs: Option<u64>,
@@ -155,6 +160,8 @@ impl ServerFlags {
             ($($f:ident),*) => { ServerFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)*
                 disable_radix_cache: over.disable_radix_cache || self.disable_radix_cache,
                 disable_cuda_graph: over.disable_cuda_graph || self.disable_cuda_graph,
+                disable_piecewise_cuda_graph: over.disable_piecewise_cuda_graph
+                    || self.disable_piecewise_cuda_graph,
                 enable_mixed_chunk: over.enable_mixed_chunk || self.enable_mixed_chunk,
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
                 enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,

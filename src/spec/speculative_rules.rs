@@ -40,17 +40,23 @@ pub fn capture_batch_sizes(version: Version, gpu_mem_mib: f64, max_bs: Option<u6
     }
     if let Some(m) = max_bs {
         l.retain(|&b| b <= m);
+        // 0.5.10+ always captures `cuda_graph_max_bs` itself (server_args.py at v0.5.10).
+        if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM && !l.contains(&m) {
+            l.push(m);
+        }
     }
     l
 }
 
 /// GPU memory SGLang reserves for the draft in its `mem_fraction_static` default, MiB
 /// (`_handle_gpu_memory_settings`, 0.4.8+: +2 GB for the EAGLE family, +6 GB STANDALONE,
-/// nothing for NGRAM).
-pub fn reserve_mib(a: SpecAlgorithm) -> f64 {
+/// nothing for NGRAM; the EAGLE family's reserve is 4 GB from 0.5.10, server_args.py at
+/// v0.5.10).
+pub fn reserve_mib(a: SpecAlgorithm, version: Version) -> f64 {
     match a {
         SpecAlgorithm::Standalone => 6.0 * 1024.0,
         SpecAlgorithm::Ngram => 0.0,
+        _ if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM => 4.0 * 1024.0,
         _ => 2.0 * 1024.0,
     }
 }

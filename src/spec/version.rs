@@ -31,7 +31,10 @@ impl Version {
         }
     }
     /// The newest SGLang version whose behaviour servesim models; the default everywhere.
-    pub const NEWEST: Version = Version::post(0, 5, 6, 2);
+    /// Server defaults and bench_serving rules were checked release by release up to here
+    /// (PyPI packages of 0.5.8 … 0.5.13.post1; see `spec::defaults` and README "SGLang
+    /// versions after 0.5.8").
+    pub const NEWEST: Version = Version::post(0, 5, 13, 1);
     /// Versions servesim knows, oldest first (shown in errors and `--help`).
     pub const KNOWN: &'static [&'static str] = &[
         "0.3.0",
@@ -54,6 +57,12 @@ impl Version {
         "0.5.6.post2",
         "0.5.7",
         "0.5.8",
+        "0.5.9",
+        "0.5.10",
+        "0.5.11",
+        "0.5.12",
+        "0.5.13",
+        "0.5.13.post1",
     ];
 }
 
@@ -160,9 +169,31 @@ mod tests {
                 && "0.4.10".parse::<Version>().unwrap() > "0.4.9".parse().unwrap()
         );
         assert_eq!(b.to_string(), "0.5.6.post2");
-        assert_eq!(Version::NEWEST, b);
+        assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
         assert!("0.5".parse::<Version>().is_ok());
         assert!("x.5".parse::<Version>().is_err());
         assert!("0.5.6.rc".parse::<Version>().is_err());
+    }
+    #[test]
+    fn known_range_ends_at_the_newest_checked_release() {
+        let ok = |s: &str| {
+            s.parse::<Version>()
+                .unwrap()
+                .check_known("--sglang-version")
+        };
+        // Released after 0.5.8 and checked: accepted, as are post-releases in between.
+        for s in ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.13", "0.5.13.post1"] {
+            assert!(ok(s).is_ok(), "{s}");
+        }
+        assert_eq!(
+            Version::KNOWN.last().unwrap().parse::<Version>().unwrap(),
+            Version::NEWEST
+        );
+        // 0.5.14 (released, not checked) is refused with the range in the message.
+        let e = ok("0.5.14").unwrap_err().to_string();
+        assert!(
+            e.contains("--sglang-version 0.5.14") && e.contains("0.3.0 to 0.5.13.post1"),
+            "{e}"
+        );
     }
 }

@@ -45,8 +45,40 @@ impl DatasetRow {
 use crate::client::rng::NumpyRandomState;
 use crate::error::{Error, Result};
 use crate::spec::model::ModelSpec;
+use crate::spec::version::Version;
 use crate::spec::workload::ClientConfig;
 use sharegpt_table::TokenizerFamily;
+
+/// bench_serving release that takes the tokenizer's special tokens off each random prompt
+/// length (`sample_random_requests`, bench_serving.py at v0.5.9: "server encode will add
+/// special token"), so the server sees the drawn length and the client counts it less them.
+pub const RANDOM_LESS_SPECIAL_TOKENS_FROM: Version = Version::new(0, 5, 9);
+/// bench_serving release where a random length of 0 gives zeros without drawing.
+pub const RANDOM_ZERO_LEN_FROM: Version = Version::new(0, 5, 10);
+
+/// Random prompt lengths as bench_serving 0.5.9+ reports them: `max(len - special, 0)`
+/// (0.5.9) or `max(len - special, 1)` (0.5.10+), `special` = 1 for Llama-3's BOS, 0 for
+/// Qwen and gpt-oss. servesim keeps at least one token for the engine, so 0.5.9's 0 for a
+/// one-token Llama prompt is not reproduced.
+fn random_prompt_less_special_tokens(
+    rows: Vec<DatasetRow>,
+    bench_version: Version,
+    model: &ModelSpec,
+) -> Vec<DatasetRow> {
+    let special = match TokenizerFamily::for_model(model) {
+        Some(TokenizerFamily::Llama3) => 1,
+        _ => 0,
+    };
+    if bench_version < RANDOM_LESS_SPECIAL_TOKENS_FROM || special == 0 {
+        return rows;
+    }
+    rows.into_iter()
+        .map(|r| DatasetRow {
+            prompt_len: r.prompt_len.saturating_sub(special).max(1),
+            ..r
+        })
+        .collect()
+}
 
 /// Builds the dataset's rows in bench_serving's order, drawing from the shared numpy RNG `rng`
 /// (which the caller keeps using for Poisson arrivals afterwards, as bench_serving does).
@@ -71,6 +103,10 @@ pub fn build_rows(
             trace::read_trace(path, c.num_prompts)
         }
         name => {
+            // bench_serving 0.5.10+ (`compute_random_lens`, benchmark/datasets/common.py):
+            // `full_len <= 0` gives zeros without drawing, as randint(0, 1) does.
+            let zero_ok = c.bench_version >= RANDOM_ZERO_LEN_FROM;
+            let output_min_one = output_min_one && !(zero_ok && c.random_output_len == 0);
             if output_min_one && c.random_output_len == 0 {
                 // bench_serving 0.5.6.post2+: randint(max(int(0 * ratio), 1), 0 + 1) raises.
                 return Err(Error::invalid(
@@ -78,7 +114,8 @@ pub fn build_rows(
                     "random_output_len",
                     format!(
                         "must be at least 1 with bench_serving {} (output lengths are drawn \
-                         from [max(int(len * ratio), 1), len]); 0 works up to --bench-version 0.5.6",
+                         from [max(int(len * ratio), 1), len]); 0 works up to --bench-version \
+                         0.5.6 and from 0.5.10",
                         c.bench_version
                     ),
                 ));
@@ -94,6 +131,7 @@ pub fn build_rows(
             .into_iter()
             .map(|(p, o)| DatasetRow::lengths(p, o))
             .collect();
+            let rows = random_prompt_less_special_tokens(rows, c.bench_version, model);
             if name == "random-ids" {
                 // bench_serving: offsets = np.random.randint(0, tokenizer.vocab_size, N). Only
                 // the draws matter (they move the stream the Poisson gaps come from).
