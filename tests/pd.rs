@@ -289,7 +289,7 @@ fn transfer_bytes_per_rank_with_dp_attention_match_the_hand_figure() {
     // token on the busiest NIC for a TP2 decode server. With prefill DP attention (2 ranks of
     // attn_tp 1) one GPU holds the request's whole KV and its NIC sends both decode ranks'
     // halves: 131,072 bytes. Over 2 GB/s, 1,000 prompt tokens: 32.768 ms vs 65.536 ms.
-    let load = "--num-prompts 4 --random-input-len 1000 --random-output-len 4 --random-range-ratio 1 --max-concurrency 1 --disaggregation --transfer-latency-us 0 --prefill-tp 2 --decode-tp 2";
+    let load = "--num-prompts 4 --random-input-len 1000 --random-output-len 4 --random-range-ratio 1 --max-concurrency 1 --disaggregation --transfer-latency-us 0 --prefill-tp 2 --decode-tp 2 --bench-version 0.5.8";
     let ttft_growth = |extra: &str| {
         let fast = sim(&format!("{LLAMA} {load} {extra} --transfer-bandwidth 1e6"));
         let slow = sim(&format!("{LLAMA} {load} {extra} --transfer-bandwidth 2"));
@@ -401,7 +401,7 @@ fn speculative_decoding_inside_pd_cuts_tpot_like_colocated_and_ships_the_draft_k
 #[test]
 fn pd_launch_commands_name_every_server_and_the_router() {
     let sc = scenario(&format!(
-        "{LLAMA} --num-prompts 10 --request-rate 4 --disaggregation --prefill-replicas 2 --decode-tp 2 --decode-max-running-requests 64"
+        "{LLAMA} --num-prompts 10 --request-rate 4 --disaggregation --prefill-replicas 2 --decode-tp 2 --decode-max-running-requests 64 --sglang-version 0.5.8"
     ));
     let l =
         servesim::plan::launch_pd::render_deployment(&sc, servesim::plan::launch::Engine::Sglang);

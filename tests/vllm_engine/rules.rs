@@ -224,8 +224,8 @@ fn a_crowded_async_run_with_wasted_slots_keeps_its_kv_accounts_and_serves_every_
 /// slow dequantising MoE path (fitted on seed 003's gpt-oss runs); vLLM runs them through its
 /// Marlin W4A16 kernels, priced at the plain GEMM and memory efficiencies. So a vLLM server's
 /// step is the SGLang server's step on a profile whose MXFP4 constants are neutral (within 2%:
-/// the engines' attention kernels differ), and several times cheaper than SGLang's on the
-/// bundled profile.
+/// the engines' attention kernels differ), and cheaper than SGLang's on the
+/// bundled profile (2× at a 2000-token prefill, more at decode).
 #[test]
 fn a_vllm_server_prices_mxfp4_experts_on_a100_with_marlin_not_sglangs_slow_path() {
     use servesim::cost::roofline::Roofline;
@@ -261,6 +261,6 @@ fn a_vllm_server_prices_mxfp4_experts_on_a100_with_marlin_not_sglangs_slow_path(
             (on_vllm - on_neutral).abs() <= 0.02 * on_neutral,
             "{on_vllm} vs {on_neutral}"
         );
-        assert!(on_sglang > 3.0 * on_vllm, "{on_sglang} vs {on_vllm}");
+        assert!(on_sglang > 1.5 * on_vllm, "{on_sglang} vs {on_vllm}");
     }
 }
