@@ -603,31 +603,14 @@ fn vllm_serve_command_maps_to_engine_and_sglang_flags() {
 mod common;
 use servesim::simulation::vllm::run_vllm;
 use servesim::simulation::Scenario;
-use servesim::spec::server::ServerFlags;
-use servesim::spec::vllm_client::{ClientKind, VllmClientFlags};
-use servesim::spec::workload::{ClientFlags, ScenarioFile};
+use servesim::spec::workload::ClientFlags;
 
 fn vllm_scenario(version: &str, extra: impl FnOnce(&mut ClientFlags)) -> Scenario {
-    let mut client = ClientFlags {
-        num_prompts: Some(16),
-        random_input_len: Some(256),
-        random_output_len: Some(32),
-        bench_version: Some(version.parse().unwrap()),
-        vllm: VllmClientFlags {
-            client: Some(ClientKind::Vllm),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    extra(&mut client);
-    Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("llama-3.1-8b"),
-        &ServerFlags::default(),
-        &client,
-    )
-    .unwrap()
+    common::vllm_client_scenario(version, |c| {
+        c.random_input_len = Some(256);
+        c.random_output_len = Some(32);
+        extra(c)
+    })
 }
 
 #[test]

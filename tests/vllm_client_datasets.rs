@@ -12,10 +12,9 @@ use servesim::client::vllm::prefix_repetition;
 use servesim::client::vllm::sharegpt::{oversample_of, VllmShareGpt};
 use servesim::simulation::vllm::run_vllm;
 use servesim::simulation::Scenario;
-use servesim::spec::server::ServerFlags;
 use servesim::spec::version::Version;
-use servesim::spec::vllm_client::{ClientKind, PrefixRepetition, VllmClientFlags};
-use servesim::spec::workload::{ClientFlags, ScenarioFile};
+use servesim::spec::vllm_client::{ClientKind, PrefixRepetition};
+use servesim::spec::workload::ClientFlags;
 
 fn vectors() -> Value {
     serde_json::from_str(include_str!("vectors/vllm_sharegpt_vectors.json")).unwrap()
@@ -111,24 +110,7 @@ fn prefix_repetition_order_matches_cpython_shuffle() {
 }
 
 fn scenario(version: &str, extra: impl FnOnce(&mut ClientFlags)) -> Scenario {
-    let mut client = ClientFlags {
-        num_prompts: Some(16),
-        bench_version: Some(version.parse().unwrap()),
-        vllm: VllmClientFlags {
-            client: Some(ClientKind::Vllm),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    extra(&mut client);
-    Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("llama-3.1-8b"),
-        &ServerFlags::default(),
-        &client,
-    )
-    .unwrap()
+    common::vllm_client_scenario(version, extra)
 }
 
 #[test]

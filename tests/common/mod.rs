@@ -53,3 +53,31 @@ pub fn small_h100_scenario(
     )
     .expect("qwen2.5-0.5b resolves on an H100")
 }
+
+/// A `--client vllm` scenario at bench version `version` (16 prompts, Llama-3.1-8B on one
+/// H100, SGLang server defaults), after `extra` adjusts the client flags.
+pub fn vllm_client_scenario(
+    version: &str,
+    extra: impl FnOnce(&mut servesim::spec::workload::ClientFlags),
+) -> servesim::simulation::Scenario {
+    use servesim::spec::vllm_client::{ClientKind, VllmClientFlags};
+    use servesim::spec::workload::{ClientFlags, ScenarioFile};
+    let mut client = ClientFlags {
+        num_prompts: Some(16),
+        bench_version: Some(version.parse().unwrap()),
+        vllm: VllmClientFlags {
+            client: Some(ClientKind::Vllm),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    extra(&mut client);
+    servesim::simulation::Scenario::resolve(
+        &ScenarioFile::default(),
+        Some("h100-sxm5-80gb"),
+        Some("llama-3.1-8b"),
+        &servesim::spec::server::ServerFlags::default(),
+        &client,
+    )
+    .unwrap()
+}
