@@ -5,9 +5,8 @@
 use serde_json::Value;
 use servesim::client::rng::{NumpyRandomState, Pcg64};
 use servesim::client::vllm::arrivals::{send_times_s, ArrivalParams};
-use servesim::client::vllm::flavour::{Script, VllmFlavour};
+use servesim::client::vllm::flavour::VllmFlavour;
 use servesim::client::vllm::random::{draw, RandomParams};
-use servesim::spec::version::Version;
 use servesim::spec::vllm_client::RampUp;
 
 fn vectors() -> Value {
@@ -31,12 +30,7 @@ fn floats(v: &Value) -> Vec<f64> {
 }
 
 fn flavour(script: &str, version: &str) -> VllmFlavour {
-    let script = if script == "legacy" {
-        Script::Legacy
-    } else {
-        Script::Cli
-    };
-    VllmFlavour::new(script, version.parse::<Version>().unwrap())
+    common::vllm_flavour(script, version)
 }
 
 #[test]

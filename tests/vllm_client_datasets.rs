@@ -7,12 +7,11 @@ mod common;
 
 use serde_json::Value;
 use servesim::client::dataset::sharegpt_table::TokenizerFamily;
-use servesim::client::vllm::flavour::{Script, VllmFlavour};
+use servesim::client::vllm::flavour::VllmFlavour;
 use servesim::client::vllm::prefix_repetition;
 use servesim::client::vllm::sharegpt::{oversample_of, VllmShareGpt};
 use servesim::simulation::vllm::run_vllm;
 use servesim::simulation::Scenario;
-use servesim::spec::version::Version;
 use servesim::spec::vllm_client::{ClientKind, PrefixRepetition};
 use servesim::spec::workload::ClientFlags;
 
@@ -37,12 +36,7 @@ fn table(name: &str) -> Vec<(u32, u32)> {
 }
 
 fn flavour(script: &str, version: &str) -> VllmFlavour {
-    let script = if script == "legacy" {
-        Script::Legacy
-    } else {
-        Script::Cli
-    };
-    VllmFlavour::new(script, version.parse::<Version>().unwrap())
+    common::vllm_flavour(script, version)
 }
 
 #[test]

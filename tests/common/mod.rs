@@ -81,3 +81,15 @@ pub fn vllm_client_scenario(
     )
     .unwrap()
 }
+
+/// vLLM's benchmark client of `script` ("legacy" = benchmarks/benchmark_serving.py, else
+/// `vllm bench serve`) at `version`.
+pub fn vllm_flavour(script: &str, version: &str) -> servesim::client::vllm::flavour::VllmFlavour {
+    use servesim::client::vllm::flavour::{Script, VllmFlavour};
+    let script = if script == "legacy" {
+        Script::Legacy
+    } else {
+        Script::Cli
+    };
+    VllmFlavour::new(script, version.parse().unwrap())
+}

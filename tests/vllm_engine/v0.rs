@@ -44,16 +44,22 @@ fn v0_defaults_and_kv_sizing_by_hand() {
     assert_eq!(v.max_num_batched_tokens, 8192);
 }
 
-#[test]
-fn v0_without_chunked_prefill_runs_prompts_in_steps_of_their_own() {
-    let mut s = small_v0(101, false);
+/// Request A (20 + 30) prefilled and decoding, then B (40 + 5) and C (60 + 5) arrive: (A, B, C).
+fn decoding_a_then_b_and_c(s: &mut VllmScheduler) -> (usize, usize, usize) {
     let a = s.add_request(20, 30);
     s.arrive(a);
-    step(&mut s);
+    step(s);
     let b = s.add_request(40, 5);
     let c = s.add_request(60, 5);
     s.arrive(b);
     s.arrive(c);
+    (a, b, c)
+}
+
+#[test]
+fn v0_without_chunked_prefill_runs_prompts_in_steps_of_their_own() {
+    let mut s = small_v0(101, false);
+    let (a, b, c) = decoding_a_then_b_and_c(&mut s);
     // `_schedule_default`: B and C (100 tokens, under the 2048 budget) prefill whole, and A
     // does not decode in that step (V1 would decode A alongside).
     let b2 = step(&mut s);
@@ -88,13 +94,7 @@ fn v0_chunked_prefill_schedules_decodes_first_then_chunks() {
     // `_schedule_chunked_prefill` with a 64-token budget: the same step as V1's: A decodes,
     // B prefills its 40 tokens, C gets the 23 left.
     let mut s = small_v0(101, true);
-    let a = s.add_request(20, 30);
-    s.arrive(a);
-    step(&mut s);
-    let b = s.add_request(40, 5);
-    let c = s.add_request(60, 5);
-    s.arrive(b);
-    s.arrive(c);
+    let (_, b, c) = decoding_a_then_b_and_c(&mut s);
     let b2 = step(&mut s);
     assert_eq!(b2.shape.decode_reqs, 1);
     assert_eq!(chunks(&b2), vec![(b, 40, 0, true), (c, 23, 0, false)]);
