@@ -3,6 +3,7 @@
 //! PD removing colocated prefill stalls from the ITL tail, and the invariants across both
 //! sides (conservation, KV bounds per server, monotonic clock, byte-identical reruns).
 use clap::Parser;
+use servesim::metrics::record::RunRecord;
 use servesim::simulation::{run, run_with_record, RunOutput, Scenario};
 use servesim::spec::bundled::{load_hardware, load_model};
 use servesim::spec::workload::ScenarioFile;
@@ -130,9 +131,26 @@ fn invariants_hold_on_both_sides_with_decode_retraction_and_reruns_are_identical
     assert_eq!(out.metrics.completed, 60);
     let outputs: u64 = record.requests.iter().map(|r| r.output_len).sum();
     assert_eq!(out.metrics.total_output_tokens, outputs);
+    assert_eq!(
+        conserved_bounded_and_serial(&out, &record),
+        4,
+        "all four servers stepped"
+    );
+    assert!(st.prefill.max_kv_used_tokens <= 12000 && st.decode.max_kv_used_tokens <= 12000);
+    // Stage times are ordered: none negative, TTFT covers them.
+    for r in &record.requests {
+        assert!(r.ttft_ns > 0 && r.ttft_ns <= r.latency_ns);
+    }
+    let again = rerun_is_identical(&sc, &out, &record);
+    assert_eq!(format!("{:?}", out.metrics), format!("{:?}", again.metrics));
+}
+
+/// Checks every output token streamed exactly once, KV ≤ pool on every step, and each
+/// server's (or rank's) steps never overlapping; returns how many servers (ranks) stepped.
+fn conserved_bounded_and_serial(out: &RunOutput, record: &RunRecord) -> usize {
+    let outputs: u64 = record.requests.iter().map(|r| r.output_len).sum();
     let emitted: u64 = record.emissions.iter().map(|e| e.count).sum();
     assert_eq!(emitted, outputs, "every output token streamed exactly once");
-    // KV bounds on each server, and each server's steps never overlap (monotonic clock).
     let mut last_end = std::collections::BTreeMap::new();
     for s in &out.timeline {
         assert!(s.kv_used_tokens <= s.kv_capacity_tokens);
@@ -141,20 +159,18 @@ fn invariants_hold_on_both_sides_with_decode_retraction_and_reruns_are_identical
             .unwrap_or(0);
         assert!(s.time_ns >= prev, "server {} steps overlap", s.replica);
     }
-    assert_eq!(last_end.len(), 4, "all four servers stepped");
-    assert!(st.prefill.max_kv_used_tokens <= 12000 && st.decode.max_kv_used_tokens <= 12000);
-    // Stage times are ordered: none negative, TTFT covers them.
-    for r in &record.requests {
-        assert!(r.ttft_ns > 0 && r.ttft_ns <= r.latency_ns);
-    }
-    // Byte-identical rerun.
-    let (again, record2) = run_with_record(&sc).unwrap();
-    assert_eq!(format!("{:?}", out.metrics), format!("{:?}", again.metrics));
+    last_end.len()
+}
+
+/// Runs `sc` again and checks the record and the timeline are byte-identical; returns the rerun.
+fn rerun_is_identical(sc: &Scenario, out: &RunOutput, record: &RunRecord) -> RunOutput {
+    let (again, record2) = run_with_record(sc).unwrap();
     assert_eq!(format!("{:?}", record), format!("{:?}", record2));
     assert_eq!(
         format!("{:?}", out.timeline),
         format!("{:?}", again.timeline)
     );
+    again
 }
 
 #[test]
@@ -320,20 +336,11 @@ fn dp_attention_inside_pd_keeps_the_invariants_and_reruns_identically() {
     assert_eq!(sc.pd.as_ref().unwrap().devices(), 8);
     let (out, record) = run_with_record(&sc).expect("simulates with invariants checked");
     assert_eq!(out.metrics.completed, 50);
-    let outputs: u64 = record.requests.iter().map(|r| r.output_len).sum();
-    let emitted: u64 = record.emissions.iter().map(|e| e.count).sum();
-    assert_eq!(emitted, outputs, "every output token streamed exactly once");
-    let mut units = std::collections::BTreeSet::new();
-    let mut last_end = std::collections::BTreeMap::new();
-    for s in &out.timeline {
-        assert!(s.kv_used_tokens <= s.kv_capacity_tokens);
-        units.insert(s.replica);
-        let prev = last_end
-            .insert(s.replica, s.time_ns + s.duration_ns)
-            .unwrap_or(0);
-        assert!(s.time_ns >= prev, "unit {} steps overlap", s.replica);
-    }
-    assert_eq!(units.len(), 8, "every rank (4 prefill, 4 decode) stepped");
+    assert_eq!(
+        conserved_bounded_and_serial(&out, &record),
+        8,
+        "every rank (4 prefill, 4 decode) stepped"
+    );
     // Lockstep: the decode ranks' steps start at the same instants.
     let starts = |u: u32| -> std::collections::BTreeSet<u64> {
         out.timeline
@@ -348,12 +355,7 @@ fn dp_attention_inside_pd_keeps_the_invariants_and_reruns_identically() {
         all.len() < starts(4).len() + starts(5).len() + starts(6).len() + starts(7).len(),
         "decode ranks share step starts"
     );
-    let (again, record2) = run_with_record(&sc).unwrap();
-    assert_eq!(format!("{:?}", record), format!("{:?}", record2));
-    assert_eq!(
-        format!("{:?}", out.timeline),
-        format!("{:?}", again.timeline)
-    );
+    rerun_is_identical(&sc, &out, &record);
 }
 
 const QWEN_EAGLE3: &str = "--hardware h100-sxm5-80gb --model qwen3-8b --warmup-requests 0 --speculative-algorithm EAGLE3 --speculative-draft-model-path qwen3-8b-eagle3 --speculative-accept-length 3";
