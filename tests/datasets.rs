@@ -4,6 +4,8 @@
 //!
 //! The vectors in `tests/fixtures/datasets/vectors.json` come from
 //! `tests/fixtures/datasets/make_vectors.py` (real CPython `random`, the `tokenizers` package).
+mod common;
+
 use serde_json::Value;
 use servesim::client::dataset::gsp::{GspConfig, SEPARATOR_TOKENS};
 use servesim::client::dataset::sharegpt::Selection;
@@ -30,11 +32,7 @@ fn vectors() -> Value {
 }
 
 fn pairs_of(v: &Value) -> Vec<(u32, u32)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
-        .collect()
+    common::json_vec(v, |p| Some((p[0].as_u64()? as u32, p[1].as_u64()? as u32)))
 }
 
 fn totals(rows: &[DatasetRow]) -> (u64, u64) {
@@ -91,12 +89,8 @@ fn selection_reproduces_cpython_vectors() {
             fixed_output_len: case["fixed_output_len"].as_u64(),
             context_len: case["context_len"].as_u64(),
         };
-        let want: Vec<(u64, u64)> = case["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap()))
-            .collect();
+        let want: Vec<(u64, u64)> =
+            common::json_vec(&case["rows"], |r| Some((r[0].as_u64()?, r[1].as_u64()?)));
         let got: Vec<(u64, u64)> = sel
             .select(&pairs)
             .iter()
@@ -338,12 +332,7 @@ fn gsp_order_matches_cpython() {
             .iter()
             .map(|r| r.prefix_group.unwrap())
             .collect();
-        let want: Vec<u64> = case["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g.as_u64().unwrap())
-            .collect();
+        let want: Vec<u64> = common::json_vec(&case["groups"], Value::as_u64);
         assert_eq!(
             groups,
             want,

@@ -20,11 +20,7 @@ fn vectors() -> Value {
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect()
+    common::json_vec(v, Value::as_u64)
 }
 
 fn table(name: &str) -> Vec<(u32, u32)> {

@@ -4,6 +4,21 @@ use std::process::Command;
 
 pub mod synthetic;
 
+/// The elements of a JSON array read by `item` (e.g. `serde_json::Value::as_u64`); panics, naming
+/// the element, when the value is not an array or an element does not read.
+pub fn json_vec<T>(
+    v: &serde_json::Value,
+    item: impl Fn(&serde_json::Value) -> Option<T>,
+) -> Vec<T> {
+    let array = v
+        .as_array()
+        .unwrap_or_else(|| panic!("not a JSON array: {v}"));
+    array
+        .iter()
+        .map(|x| item(x).unwrap_or_else(|| panic!("unexpected JSON element {x}")))
+        .collect()
+}
+
 /// Runs the binary in the crate root: (exit code, stdout, stderr).
 pub fn servesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_servesim"))

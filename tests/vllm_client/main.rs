@@ -17,19 +17,11 @@ fn vectors() -> Value {
 }
 
 fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_i64().unwrap())
-        .collect()
+    common::json_vec(v, Value::as_i64)
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
+    common::json_vec(v, Value::as_f64)
 }
 
 fn flavour(script: &str, version: &str) -> VllmFlavour {
