@@ -481,3 +481,39 @@ fn data_parallel_replicas_share_the_load() {
     assert_eq!(two.metrics.completed, 600);
     assert_eq!(two_sq.metrics.total_output_tokens, 600 * 300);
 }
+
+/// The MLA eager host time (src/cost/eager_host.rs) at the request level: one DeepSeek-V3
+/// prompt at concurrency 1 on SGLang 0.5.13.post1, whose piecewise prefill graphs are on by
+/// default, and the same with `--disable-piecewise-cuda-graph` (every extend eager, as in
+/// 0.5.6): the TTFT differs by exactly the one extend step's extra host time, 61 layers ×
+/// (975 µs − the profile's `eager_layer_ns`), as SGLang PR #12160's eager vs graphed one-token
+/// extend of DeepSeek-V3 says, and the CUDA-graph decode steps (TPOT) not at all.
+#[test]
+fn a_c1_deepseek_ttft_carries_the_mla_eager_host_time_once() {
+    let base_ns = load_hardware("b200-sxm-180gb")
+        .unwrap()
+        .overheads
+        .eager_layer_ns;
+    let run_with = |disable_piecewise: bool| {
+        let server = ServerFlags {
+            tp: Some(8),
+            sglang_version: Some("0.5.13.post1".parse().unwrap()),
+            disable_piecewise_cuda_graph: disable_piecewise,
+            ..Default::default()
+        };
+        let client = ClientFlags {
+            max_concurrency: Some(1),
+            ..random_client(1, 1000, 8, 1.0)
+        };
+        run(&scenario("b200-sxm-180gb", "deepseek-v3", server, client)).unwrap()
+    };
+    let (graphs, eager) = (run_with(false), run_with(true));
+    let want_ms = 61.0 * (975e3 - base_ns) / 1e6;
+    let got_ms = eager.metrics.ttft_ms.mean - graphs.metrics.ttft_ms.mean;
+    assert!(
+        (got_ms - want_ms).abs() < 1e-6,
+        "TTFT +{got_ms} ms, hand {want_ms} ms"
+    );
+    let tpot = (eager.metrics.tpot_ms.mean, graphs.metrics.tpot_ms.mean);
+    assert!((tpot.0 - tpot.1).abs() < 1e-9, "TPOT {tpot:?}");
+}

@@ -274,8 +274,10 @@ fn dp_attention_decode_server_holds_more_requests_because_mla_kv_is_not_replicat
     // Under load the DP-attention decode server runs more requests at once. Per-rank pools
     // are capped at 12,000 tokens on both deployments (--max-total-tokens is per rank in
     // SGLang), so one TP8 server fits ≈ 12,000 / (1,500 + 512 reserved) = 5 requests and
-    // eight DP ranks about eight times as many.
-    let load = "--num-prompts 48 --random-input-len 1500 --random-output-len 40 --random-range-ratio 1 --request-rate inf --max-total-tokens 12000";
+    // eight DP ranks about eight times as many. 80 output tokens keep requests on the decode
+    // side long enough that its capacity, not the prefill server's pace (each eager DeepSeek
+    // extend pays ≈ 60 ms of host time, src/cost/eager_host.rs), sets the peak.
+    let load = "--num-prompts 48 --random-input-len 1500 --random-output-len 80 --random-range-ratio 1 --request-rate inf --max-total-tokens 12000";
     let run_peak = |extra: &str| {
         let mut sc = scenario(&format!("{base} {load} {extra}"));
         sc.record_timeline = true;

@@ -214,3 +214,55 @@ fn untuned_fused_moe_on_blackwell_costs_the_measured_default_kernel_ratio() {
         assert!((h200 - 1.0).abs() < 1e-12, "{cost:?}: h200 ×{h200}");
     }
 }
+
+/// SGLang's eager extend of an MLA layer costs the host time SGLang PR #12160 measured
+/// (src/cost/eager_host.rs): DeepSeek-V3 one-token extend 82.6 ms eager vs 23.1 ms graphed,
+/// (82.6 − 23.1) ms / 61 layers ≈ 975 µs per layer. By hand, under both backends: an eager
+/// step's fixed GPU overhead exceeds a graphed decode step's by layers × the per-layer eager
+/// cost (graph launch, per-layer and MoE floors are the same in both), so 61 × 975 µs =
+/// 59.475 ms on SGLang 0.5.6; SGLang 0.5.13.post1 (piecewise prefill graphs on by default)
+/// and a dense Llama keep the profile's eager cost (61 × / 80 × `eager_layer_ns`).
+#[test]
+fn an_mla_layer_eager_extend_pays_the_measured_host_time() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::{build, CostChoice, CostModel};
+    let hw = load_hardware("b200-sxm-180gb").unwrap();
+    let base_ns = hw.overheads.eager_layer_ns;
+    let eager_extra_ns = |model: &str, version: &str, cost: CostModel| {
+        let model = load_model(model).unwrap();
+        let flags = ServerFlags {
+            tp: Some(8),
+            sglang_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
+        let choice = CostChoice {
+            model: Some(cost),
+            kernel_db: None,
+        };
+        let c = build(&hw, &model, &server, &choice).unwrap();
+        let overhead = |s: &BatchShape| {
+            c.explain(s)
+                .items
+                .iter()
+                .filter(|i| i.component == Component::GpuOverhead)
+                .map(|i| i.time_ns)
+                .sum::<f64>()
+        };
+        // A one-token extend over a 1000-token cached prefix (a radix-cache hit at c1).
+        let mut extend = BatchShape::default();
+        extend.add_prefill(1, 1000, None);
+        overhead(&extend) - overhead(&decode(1, 1001, Some(1)))
+    };
+    for cost in [CostModel::Roofline, CostModel::Kernels] {
+        let mla = eager_extra_ns("deepseek-v3", "0.5.6", cost);
+        assert!((mla - 61.0 * 975e3).abs() < 1.0, "{cost:?}: {mla} ns");
+        let piecewise = eager_extra_ns("deepseek-v3", "0.5.13.post1", cost);
+        assert!(
+            (piecewise - 61.0 * base_ns).abs() < 1.0,
+            "{cost:?}: {piecewise}"
+        );
+        let dense = eager_extra_ns("llama-3.1-70b", "0.5.6", cost);
+        assert!((dense - 80.0 * base_ns).abs() < 1.0, "{cost:?}: {dense}");
+    }
+}

@@ -3,7 +3,8 @@
 //! serial; scaled by `worker_thread_cpu_scale` in the SGLang versions whose overlap scheduler
 //! runs the forward pass on a second Python thread, `spec::scheduler_cpu`) and the fixed
 //! GPU-side time per step (CUDA-graph launch and sampling, per-layer launch
-//! costs when eager, per-layer and per-MoE-layer floors).
+//! costs when eager (an MLA layer's from [`super::eager_host`]), per-layer and per-MoE-layer
+//! floors).
 use super::{Launch, StepTime};
 use crate::spec::hardware::{HardwareProfile, Overheads as OverheadConstants};
 use crate::spec::model::ModelSpec;
@@ -42,6 +43,10 @@ pub struct Overheads {
     cpu_scale: f64,
     num_layers: f64,
     moe_layers: f64,
+    /// Per-layer launch cost of an eager step, ns: the profile's `eager_layer_ns`, or the MLA
+    /// layer's measured host time on an SGLang server with eager prefills
+    /// ([`super::eager_host`]).
+    eager_layer_ns: f64,
 }
 
 impl Overheads {
@@ -64,6 +69,11 @@ impl Overheads {
             ),
             num_layers: model.num_layers as f64,
             moe_layers: model.moe_layers() as f64,
+            eager_layer_ns: super::eager_host::eager_layer_ns(
+                hw.overheads.eager_layer_ns,
+                model.mla.is_some(),
+                server.vllm.is_none() && !server.piecewise_prefill,
+            ),
         }
     }
 
@@ -80,8 +90,8 @@ impl Overheads {
         let o = &self.constants;
         let per_layer = match launch {
             Launch::Graph => 0.0,
-            Launch::Piecewise => PIECEWISE_LAUNCH_SHARE * o.eager_layer_ns,
-            Launch::Eager => o.eager_layer_ns,
+            Launch::Piecewise => PIECEWISE_LAUNCH_SHARE * self.eager_layer_ns,
+            Launch::Eager => self.eager_layer_ns,
         };
         let launch = o.graph_step_ns + self.num_layers * per_layer;
         launch + self.num_layers * o.layer_ns + self.moe_layers * o.moe_layer_ns

@@ -43,6 +43,11 @@ pub struct ServerConfig {
     pub radix_cache: bool,
     pub mixed_chunk: bool,
     pub overlap_schedule: bool,
+    /// SGLang 0.5.10+ with its piecewise CUDA graphs on (`defaults::piecewise_cuda_graph_default`):
+    /// prefills replay captured graphs instead of launching every kernel from Python (only
+    /// the MLA eager host cost reads it, `cost::eager_host`). Always false for vLLM.
+    #[serde(skip)]
+    pub piecewise_prefill: bool,
     /// Captured decode batch sizes, ascending; empty when CUDA graphs are disabled.
     pub cuda_graph_batch_sizes: Vec<u64>,
     /// KV pool size in tokens (`max_total_num_tokens`).
@@ -219,6 +224,14 @@ impl ServerConfig {
         let cg_default = defaults::cuda_graph_max_bs(&dinp);
         let cg_max_bs =
             positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default);
+        let piecewise_prefill = defaults::piecewise_cuda_graph_default(
+            version,
+            hw.arch,
+            &model.architecture,
+            dp_attention,
+            spec.is_some(),
+            flags.disable_piecewise_cuda_graph,
+        );
         let mem_fraction_static = match flags.mem_fraction_static {
             Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
                 return Err(Error::invalid(
@@ -233,14 +246,7 @@ impl ServerConfig {
                 chunked_prefill_size.unwrap_or(max_prefill_tokens),
                 cg_max_bs.unwrap_or(0),
                 defaults::piecewise_reserve_mib(
-                    defaults::piecewise_cuda_graph_default(
-                        version,
-                        hw.arch,
-                        &model.architecture,
-                        dp_attention,
-                        spec.is_some(),
-                        flags.disable_piecewise_cuda_graph,
-                    ),
+                    piecewise_prefill,
                     model.mla.is_some(),
                     chunked_prefill_size,
                     flags.max_total_tokens,
@@ -428,6 +434,7 @@ impl ServerConfig {
             overlap_schedule: !flags.disable_overlap_schedule
                 && !spec_on
                 && super::scheduler_cpu::group(version).overlap_by_default,
+            piecewise_prefill,
             cuda_graph_batch_sizes,
             kv_pool_tokens,
             req_pool_size,

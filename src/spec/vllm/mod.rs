@@ -390,6 +390,7 @@ pub fn resolve(
         radix_cache: cfg.prefix_caching,
         mixed_chunk: true,
         overlap_schedule: async_scheduling,
+        piecewise_prefill: false,
         cuda_graph_batch_sizes: capture_sizes,
         kv_pool_tokens: usable * block_size,
         req_pool_size: max_num_seqs,
