@@ -408,5 +408,6 @@ pub fn resolve(
         draft_kv_bytes_per_token: 0.0,
         notes: Vec::new(),
         vllm: Some(cfg),
+        fused_moe_tuned: None,
     })
 }
