@@ -18,8 +18,11 @@
 //! block-FP8: BLOCK_SIZE_M 64, N 128, K 128 where the tuned B200 file picks 16-row tiles up
 //! to m = 256) make it flat up to m ≈ 64 and ~8% slower at large m, so the untuned time is
 //! `max(UNTUNED_TAIL × tuned(m), UNTUNED_FLOOR × tuned(16))`: never below the tuned kernel,
-//! never faster at a larger batch. It is measured on Blackwell and applied on every NVIDIA
-//! GPU (no other measurement of the default config exists). Both cost backends apply it to
+//! never faster at a larger batch. It is measured on Blackwell for block-FP8 and applied on
+//! every NVIDIA GPU (no other measurement of the default config exists), automatically only
+//! to block-FP8 shapes (other dtypes' default tiles differ and are unmeasured: a bf16 shape
+//! without a file, e.g. Qwen3-235B-A22B TP8 on B200 in every release, is priced as tuned)
+//! and only for SGLang servers (vLLM ships its own files). Both cost backends apply it to
 //! their routed-expert time; the kernel backend only where its MoE table was measured with
 //! a tuned file (else the table already holds the default kernel's time).
 use crate::spec::hardware::HardwareProfile;
@@ -34,6 +37,10 @@ pub const UNTUNED_TAIL: f64 = 62.2 / 57.5;
 /// #3272: 38.2 / 14.2 µs at m = 16, and 38.2 µs again at m = 64).
 pub const UNTUNED_FLOOR: f64 = 38.2 / 14.2;
 pub const UNTUNED_FLOOR_ROWS: f64 = 16.0;
+
+/// The block-FP8 dtype key (DeepSeek-style 128×128 weight scales), whose default config
+/// PR #3272 measured.
+const BLOCK_FP8: &str = "fp8_w8a8@128x128";
 
 /// The generated table (see the module doc).
 const TABLE: &str = include_str!("moe_configs.txt");
@@ -78,7 +85,7 @@ pub fn shape(
     let moe = model.moe.as_ref()?;
     let dtype = match weights {
         WeightFormat::Bf16 => "bf16",
-        WeightFormat::Fp8 => "fp8_w8a8@128x128",
+        WeightFormat::Fp8 => BLOCK_FP8,
         WeightFormat::W8a8Int8 => "int8_w8a8",
         WeightFormat::Mxfp4 => return None,
     };
@@ -162,6 +169,9 @@ pub fn untuned(
     server: &ServerConfig,
     priced_version: Option<Version>,
 ) -> Option<Untuned> {
+    if server.vllm.is_some() {
+        return None; // vLLM has its own config files; this table is SGLang's
+    }
     let run_shape = shape(model, server.weight_format, server.tp, server.version)?;
     let device = cuda_device_name(hw);
     let measured_tuned = match (device, priced_version) {
@@ -185,6 +195,10 @@ pub fn untuned(
         Some(false) => Some(Untuned {
             why: format!("--fused-moe-config default: SGLang's default tile config for {key}"),
         }),
+        // The measured default/tuned ratio is block-FP8's default tile config; other dtypes'
+        // defaults (bf16: 16×32×64 or 64×64×32 tiles) have no measurement, so a release
+        // without their file is not priced here.
+        None if run_shape.dtype != BLOCK_FP8 => None,
         None => {
             let (found, release) = shipped(device?, &run_shape, server.version)?;
             (!found).then(|| Untuned {
@@ -290,5 +304,45 @@ mod tests {
             shipped("NVIDIA_B200", &q, v("0.5.14")).map(|x| x.0),
             Some(false)
         );
+    }
+
+    #[test]
+    fn only_block_fp8_sglang_shapes_are_priced_untuned_by_release() {
+        use crate::spec::bundled::{load_hardware, load_model};
+        use crate::spec::server_flags::ServerFlags;
+        let run = |hw: &str, model: &str, ver: &str, moe: Option<&str>| {
+            let (hw, m) = (load_hardware(hw).unwrap(), load_model(model).unwrap());
+            let flags = ServerFlags {
+                tp: Some(8),
+                sglang_version: Some(v(ver)),
+                fused_moe_config: moe.map(str::to_string),
+                ..Default::default()
+            };
+            let server = ServerConfig::resolve(&flags, &hw, &m).unwrap();
+            untuned(&hw, &m, &server, None).is_some()
+        };
+        assert!(run("b200-sxm-180gb", "deepseek-v3", "0.4.6", None));
+        assert!(!run("b200-sxm-180gb", "deepseek-v3", "0.4.6.post2", None));
+        assert!(run(
+            "b200-sxm-180gb",
+            "deepseek-v3",
+            "0.4.7",
+            Some("default")
+        ));
+        assert!(!run(
+            "b200-sxm-180gb",
+            "deepseek-v3",
+            "0.4.6",
+            Some("tuned")
+        ));
+        // bf16 Qwen3-235B has no B200 file in any release, but its default tiles are unmeasured.
+        assert!(!run("b200-sxm-180gb", "qwen3-235b-a22b", "0.5.6", None));
+        // Dense models have no fused MoE at all.
+        assert!(!run(
+            "b200-sxm-180gb",
+            "llama-3.1-70b",
+            "0.4.6",
+            Some("default")
+        ));
     }
 }
