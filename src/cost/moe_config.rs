@@ -269,17 +269,17 @@ mod tests {
 
     #[test]
     fn the_release_table_reads_the_newest_release_not_newer_than_the_run() {
-        // The E=264 B200 file arrived in 0.4.6.post2 (PR #6111, May 2025); the E=257 one in
+        // The E=264 B200 file arrived in 0.4.6.post3 (PR #6111, May 2025); the E=257 one in
         // 0.4.7 (#6939 of 2025-06-06, released 2025-06-10); neither before.
         let e264 = shape_of(264, 256, "fp8_w8a8@128x128");
         let e257 = shape_of(257, 256, "fp8_w8a8@128x128");
         assert_eq!(
-            shipped("NVIDIA_B200", &e264, v("0.4.6.post1")),
-            Some((false, v("0.4.6.post1")))
+            shipped("NVIDIA_B200", &e264, v("0.4.6.post2")),
+            Some((false, v("0.4.6.post2")))
         );
         assert_eq!(
-            shipped("NVIDIA_B200", &e264, v("0.4.6.post2")),
-            Some((true, v("0.4.6.post2")))
+            shipped("NVIDIA_B200", &e264, v("0.4.6.post3")),
+            Some((true, v("0.4.6.post3")))
         );
         assert_eq!(
             shipped("NVIDIA_B200", &e257, v("0.4.6.post5")),
@@ -322,7 +322,7 @@ mod tests {
             untuned(&hw, &m, &server, None).is_some()
         };
         assert!(run("b200-sxm-180gb", "deepseek-v3", "0.4.6", None));
-        assert!(!run("b200-sxm-180gb", "deepseek-v3", "0.4.6.post2", None));
+        assert!(!run("b200-sxm-180gb", "deepseek-v3", "0.4.6.post3", None));
         assert!(run(
             "b200-sxm-180gb",
             "deepseek-v3",
