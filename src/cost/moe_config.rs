@@ -177,7 +177,7 @@ pub fn untuned(
     let measured_tuned = match (device, priced_version) {
         (Some(d), Some(v)) => shape(model, server.weight_format, server.tp, v)
             .and_then(|s| shipped(d, &s, v))
-            .is_none_or(|(f, _)| f),
+            .map_or(true, |(f, _)| f),
         _ => true,
     };
     if !measured_tuned {
