@@ -163,20 +163,23 @@ fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
     close(t.total_ns, gpu + cpu);
 }
 
-/// SGLang 0.4.7 ran DeepSeek-V3's fused MoE on Blackwell with the default triton config
-/// (src/cost/moe_config.rs): its routed experts cost PR #3272's default / tuned ratio, 38.2 /
-/// 14.2 µs at 16 rows and 62.2 / 57.5 µs at large m, against 0.4.8 (tuned again); other GPUs
-/// and versions are untouched, under both backends.
+/// DeepSeek-V3's fused MoE with SGLang's default triton config (src/cost/moe_config.rs)
+/// costs PR #3272's default / tuned ratio, 38.2 / 14.2 µs at 16 rows and 62.2 / 57.5 µs at
+/// large m, under both backends: when asked for (`--fused-moe-config default`, seed 004's
+/// development build), and where the release ships no file for the shape: 0.4.6 fuses
+/// tp = 8 shared-expert copies (E = 264) and has no E=264 B200 file, 0.4.6.post5 has one;
+/// every release from 0.4.7 ships the E=257 B200 file, and 0.4.6's H200 has its E=264 file.
 #[test]
-fn untuned_fused_moe_on_blackwell_costs_the_measured_default_kernel_ratio() {
+fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
     use servesim::cost::breakdown::Component;
     use servesim::cost::{build, CostChoice, CostModel};
     let model = load_model("deepseek-v3").unwrap();
-    let moe_ns = |hw: &str, version: &str, cost: CostModel, s: &BatchShape| {
+    let moe_ns = |hw: &str, version: &str, moe: Option<&str>, cost: CostModel, s: &BatchShape| {
         let hw = load_hardware(hw).unwrap();
         let flags = ServerFlags {
             tp: Some(8),
             sglang_version: Some(version.parse().unwrap()),
+            fused_moe_config: moe.map(str::to_string),
             ..Default::default()
         };
         let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
@@ -201,17 +204,34 @@ fn untuned_fused_moe_on_blackwell_costs_the_measured_default_kernel_ratio() {
     let mut prefill = BatchShape::default();
     prefill.add_prefill(4096, 0, None);
     for cost in [CostModel::Roofline, CostModel::Kernels] {
-        let ratio =
-            |hw: &str, s: &BatchShape| moe_ns(hw, "0.4.7", cost, s) / moe_ns(hw, "0.4.8", cost, s);
-        let r16 = ratio("b200-sxm-180gb", &decode16);
+        let forced = |hw: &str, s: &BatchShape| {
+            moe_ns(hw, "0.4.7", Some("default"), cost, s) / moe_ns(hw, "0.4.7", None, cost, s)
+        };
+        let r16 = forced("b200-sxm-180gb", &decode16);
         assert!((r16 - 38.2 / 14.2).abs() < 1e-6, "{cost:?}: 16 rows ×{r16}");
-        let rbig = ratio("b200-sxm-180gb", &prefill);
+        let rbig = forced("b200-sxm-180gb", &prefill);
         assert!(
             (rbig - 62.2 / 57.5).abs() < 1e-6,
             "{cost:?}: 4096 rows ×{rbig}"
         );
-        let h200 = ratio("h200-sxm-141gb", &decode16);
-        assert!((h200 - 1.0).abs() < 1e-12, "{cost:?}: h200 ×{h200}");
+        let h200 = forced("h200-sxm-141gb", &decode16);
+        assert!((h200 - 38.2 / 14.2).abs() < 1e-6, "{cost:?}: h200 ×{h200}");
+        let tuned = moe_ns("b200-sxm-180gb", "0.4.7", Some("tuned"), cost, &decode16);
+        let auto = moe_ns("b200-sxm-180gb", "0.4.7", None, cost, &decode16);
+        assert_eq!(
+            tuned, auto,
+            "{cost:?}: the 0.4.7 release ships the E=257 B200 file"
+        );
+        let release = |hw: &str, old: &str, new: &str| {
+            moe_ns(hw, old, None, cost, &decode16) / moe_ns(hw, new, None, cost, &decode16)
+        };
+        let b200 = release("b200-sxm-180gb", "0.4.6", "0.4.6.post5");
+        assert!(
+            (b200 - 38.2 / 14.2).abs() < 1e-6,
+            "{cost:?}: 0.4.6 B200 ×{b200}"
+        );
+        let h200 = release("h200-sxm-141gb", "0.4.6", "0.4.6.post5");
+        assert!((h200 - 1.0).abs() < 1e-12, "{cost:?}: 0.4.6 H200 ×{h200}");
     }
 }
 

@@ -169,7 +169,7 @@ impl Roofline {
         model: &ModelSpec,
         s: &ServerConfig,
     ) -> Self {
-        if moe_config::untuned(hw, model, s.version).is_some() {
+        if moe_config::untuned(hw, model, s, None).is_some() {
             self.untuned_moe_floor_ns = Some(self.tuned_experts_ns(moe_config::UNTUNED_FLOOR_ROWS));
         }
         self

@@ -84,6 +84,10 @@ pub struct ServerConfig {
     /// max_num_seqs, context = max_model_len, overlap = async scheduling).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vllm: Option<super::vllm::config::VllmConfig>,
+    /// `--fused-moe-config`: `Some(true)` tuned, `Some(false)` SGLang's default tile config,
+    /// `None` by the release's shipped config files (`cost::moe_config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_moe_tuned: Option<bool>,
 }
 
 /// `--load-balance-method`: how requests are spread over data-parallel replicas (the
@@ -209,6 +213,18 @@ impl ServerConfig {
         hw.attention(&attention_backend)?;
         let max_prefill_tokens =
             positive_flag("--max-prefill-tokens", flags.max_prefill_tokens)?.unwrap_or(16384);
+        let fused_moe_tuned = match flags.fused_moe_config.as_deref() {
+            None => None,
+            Some("tuned") => Some(true),
+            Some("default") => Some(false),
+            Some(other) => {
+                return Err(Error::invalid(
+                    "--fused-moe-config",
+                    "fused_moe_config",
+                    format!("must be tuned or default, got {other:?}"),
+                ))
+            }
+        };
         let chunked_prefill_size = match flags.chunked_prefill_size {
             Some(c) if c <= 0 => None,
             Some(c) if c as u64 > 1 << 40 => {
@@ -450,6 +466,7 @@ impl ServerConfig {
             draft_kv_bytes_per_token,
             notes,
             vllm: None,
+            fused_moe_tuned,
         })
     }
 

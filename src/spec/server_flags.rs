@@ -95,6 +95,12 @@ pub struct ServerFlags {
     /// scripts/import_aiconfigurator.py (implies --cost-model kernels).
     #[arg(long, value_name = "DIR")]
     pub kernel_db: Option<std::path::PathBuf>,
+    /// Triton fused-MoE tile config: tuned (a tuned JSON for the shape) or default (SGLang's
+    /// `get_default_config` fallback, e.g. a development build between two releases);
+    /// default: whether the run's SGLang release ships a tuned file for the GPU and the
+    /// shape (`cost::moe_config`).
+    #[arg(long, value_name = "tuned|default")]
+    pub fused_moe_config: Option<String>,
     // --- The engine, and vLLM's own flags (`vllm serve` names; refused under SGLang).
     /// Server engine: sglang (default) or vllm (`--backend vllm` alone also selects vllm).
     #[arg(long)]
@@ -194,6 +200,7 @@ impl ServerFlags {
             load_balance_method,
             cost_model,
             kernel_db,
+            fused_moe_config,
             engine,
             vllm_version,
             max_num_seqs,

@@ -156,8 +156,45 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
     }
 }
 
+/// The MLA backend AIConfigurator measured SGLang's MLA tables with (its collector's
+/// `_select_default_mla_backend`: SGLang 0.5.14's default for DeepSeek-V3).
+fn mla_table_backend(hw: &HardwareProfile) -> Option<&'static str> {
+    match hw.arch {
+        crate::spec::hardware::Arch::Blackwell => Some("trtllm_mla"),
+        crate::spec::hardware::Arch::Hopper => Some("fa3"),
+        _ => None,
+    }
+}
+
+/// Run backend over table backend, by the profile's attention efficiencies (1 when either
+/// is missing or they are the same backend), and the note saying so.
+fn backend_scale(hw: &HardwareProfile, server: &ServerConfig, context: bool) -> (f64, String) {
+    let Some(table) = mla_table_backend(hw) else {
+        return (1.0, String::new());
+    };
+    let run = server.attention_backend.as_str();
+    let eff = |b: &str| {
+        hw.attention(b)
+            .ok()
+            .map(|e| if context { e.prefill } else { e.decode })
+    };
+    match (eff(table), eff(run)) {
+        (Some(t), Some(r)) if run != table && r > 0.0 => (
+            t / r,
+            format!(", ×{:.3} for the {run} backend (table measured {table}; profile efficiencies {t} / {r})", t / r),
+        ),
+        _ => (1.0, String::new()),
+    }
+}
+
 /// MLA attention of one phase (`op` = generation_mla or context_mla), by heads per rank.
-fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
+fn mla(
+    db: &KernelDb,
+    op: &str,
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+) -> Attention {
     let h = model.q_heads_per_rank(server.attn_tp);
     for kvd in [kv_name(server.kv_dtype), "bf16"] {
         let Some(hc) = nearest(&db.next_values(op, &[s(kvd)]), h) else {
@@ -175,11 +212,14 @@ fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
         if op.starts_with("context") {
             surface.exponents = (1.0, 2.0);
         }
-        let scale = h / num(&hc);
+        let heads = h / num(&hc);
         let mut note = format!("{op} kv {kvd}, heads {hc} (tp {tpc})");
-        if scale != 1.0 {
-            note += &format!(", scaled ×{scale:.3} to the rank's {h} heads");
+        if heads != 1.0 {
+            note += &format!(", scaled ×{heads:.3} to the rank's {h} heads");
         }
+        let (backend, why) = backend_scale(hw, server, op.starts_with("context"));
+        note += &why;
+        let scale = heads * backend;
         return Attention {
             surface: Some(surface),
             scale,
@@ -209,8 +249,8 @@ impl KernelCost {
         let tp = server.tp;
         let (decode_attn, prefill_attn) = if model.mla.is_some() {
             (
-                mla(db, "generation_mla", model, server),
-                mla(db, "context_mla", model, server),
+                mla(db, "generation_mla", hw, model, server),
+                mla(db, "context_mla", hw, model, server),
             )
         } else {
             (
@@ -300,17 +340,16 @@ impl KernelCost {
             graph_rows: Vec::new(),
             bounds: Vec::new(),
         };
-        if let Some(u) = crate::cost::moe_config::untuned(hw, model, server.version) {
+        let moe_table_version = db.table("moe").and_then(|t| t.sglang.parse().ok());
+        if let Some(u) = crate::cost::moe_config::untuned(hw, model, server, moe_table_version) {
             if let Some(c) = &cost.experts {
                 let floor = crate::cost::moe_config::UNTUNED_FLOOR_ROWS;
                 cost.untuned_moe_floor_ns = Some(c.at(floor).0);
                 cost.experts_note += &format!(
-                    "; SGLang {} on {:?} ran the default (untuned) fused-MoE config: max({:.3}× tuned, {:.3}× tuned at {floor} rows) ({})",
-                    server.version,
-                    u.arch,
+                    "; default (untuned) fused-MoE config: max({:.3}× tuned, {:.3}× tuned at {floor} rows) ({})",
                     crate::cost::moe_config::UNTUNED_TAIL,
                     crate::cost::moe_config::UNTUNED_FLOOR,
-                    u.source
+                    u.why
                 );
             }
         }

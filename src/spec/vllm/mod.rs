@@ -409,5 +409,6 @@ pub fn resolve(
         draft_kv_bytes_per_token: 0.0,
         notes: Vec::new(),
         vllm: Some(cfg),
+        fused_moe_tuned: None,
     })
 }
