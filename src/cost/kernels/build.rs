@@ -74,7 +74,19 @@ fn num(v: &str) -> f64 {
     v.parse().unwrap_or(1.0)
 }
 
+/// Whether table lane `lane` measured SGLang attention backend `backend`. AIConfigurator's
+/// SGLang collector names SGLang's `FlashAttentionBackend` (`--attention-backend fa3`)
+/// `flash_attention` in its data up to 0.5.10 (ai-dynamo/aiconfigurator
+/// collector/sglang/collect_attn.py at cb4d907c7: every GPU below sm100 ran that backend,
+/// A100 included), `fa3` later.
+fn same_backend(lane: &str, backend: &str) -> bool {
+    lane == backend || (backend == "fa3" && lane == "flash_attention")
+}
+
 /// GQA attention of one phase (`op` = generation_attention or context_attention).
+///
+/// Rows of another backend than the server's price prefill (compute-bound) as they are, but
+/// an SGLang server's decode only by their fixed latency ([`Attention::stream_roofline`]).
 fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
     let h = model.q_heads_per_rank(server.attn_tp);
     let kv = model.kv_heads_per_rank(server.attn_tp) as f64;
@@ -135,13 +147,21 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
                 if scale != 1.0 {
                     note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
                 }
-                if lane != server.attention_backend {
+                let foreign = !same_backend(lane, &server.attention_backend);
+                let stream_roofline = foreign && !context && server.vllm.is_none();
+                if stream_roofline {
+                    note += &format!(
+                        " (no {b} rows): its fixed latency at the smallest context, the KV stream at {b}'s roofline rate",
+                        b = server.attention_backend
+                    );
+                } else if foreign {
                     note += &format!(" (no {} rows)", server.attention_backend);
                 }
                 return Attention {
                     surface: Some(surface),
                     scale,
                     note,
+                    stream_roofline,
                 };
             }
         }
@@ -149,6 +169,7 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
     Attention {
         surface: None,
         scale: 1.0,
+        stream_roofline: false,
         note: format!(
             "roofline: no {op} rows for head_dim {} in the {} tables",
             model.head_dim, db.system
@@ -184,11 +205,13 @@ fn mla(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
             surface: Some(surface),
             scale,
             note,
+            stream_roofline: false,
         };
     }
     Attention {
         surface: None,
         scale: 1.0,
+        stream_roofline: false,
         note: format!("roofline: no SGLang {op} table for {}", db.system),
     }
 }
