@@ -174,11 +174,6 @@ impl Surface {
         })
     }
 
-    /// The smallest measured y (context, prompt length).
-    pub fn min_axis(&self) -> f64 {
-        self.ln_y.first().map_or(1.0, |l| l.exp())
-    }
-
     /// Time at `(x, y)` and whether the point lies outside the measured grid.
     pub fn at(&self, x: f64, y: f64) -> (f64, bool) {
         let px = locate(&self.ln_x, x);

@@ -56,15 +56,6 @@ struct Attention {
     surface: Option<Surface>,
     scale: f64,
     note: String,
-    /// The surface measured another backend's decode kernel than the SGLang server runs: a
-    /// layer costs max(the surface at the batch and the smallest measured context, the
-    /// roofline's KV stream at the server's backend's efficiency). Decode streams the KV
-    /// cache, and the streaming rate is the backend's own: A100's tables hold only SGLang's
-    /// FA3 backend on sm80 (~55–60% of HBM at batch ≥ 64; A100's FA2 rows of the same
-    /// database stream at ~80%), where SGLang runs flashinfer, which serves 10–20% more
-    /// tokens/s than FA3 there (sgl-project/sglang#5938). The fixed part (launch, one CTA per
-    /// request × KV head) is alike across backends (FA2 and FA3 rows within ~10% at context 2).
-    stream_roofline: bool,
 }
 
 /// The TP all-reduce: custom all-reduce (graph and eager lanes) below its size limit, NCCL above.
@@ -271,21 +262,6 @@ impl KernelCost {
             // The decode tables hold one query per request: a speculative verify or a wide
             // draft pass (width > 1) takes the roofline's price.
             match d.surface.as_ref().filter(|_| s.decode_width <= 1) {
-                Some(sf) if d.stream_roofline => {
-                    let b = s.decode_reqs as f64;
-                    let (fixed, out) = sf.at(b, sf.min_axis());
-                    let only = BatchShape {
-                        decode_reqs: s.decode_reqs,
-                        decode_ctx_sum: s.decode_ctx_sum,
-                        graph_bs: s.graph_bs,
-                        decode_width: s.decode_width,
-                        ..Default::default()
-                    };
-                    t += (self.num_layers * fixed * d.scale).max(self.roof.attention_op_ns(&only));
-                    if out {
-                        *x |= X_ATTN;
-                    }
-                }
                 Some(sf) => {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
