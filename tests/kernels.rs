@@ -522,3 +522,41 @@ fn a_memoised_deployment_prices_as_a_fresh_build_and_only_for_its_own_inputs() {
         }
     }
 }
+
+#[test]
+fn a100_flashinfer_decode_is_priced_from_the_fa2_rows_not_the_fa3_rows() {
+    // AIConfigurator measured A100's SGLang decode attention only with SGLang's FA3 backend on
+    // sm80 (lane `flash_attention`); SGLang runs flashinfer on A100, and the same database's
+    // A100 FlashAttention-2 rows (vLLM's tables) price it. Qwen3-8B, 36 layers, 32/8 heads of
+    // 128, batch 128 × context 2048 (a grid point of both): FA2 645.1 µs a layer = 23.22 ms a
+    // step (KV 128 × 2049 × 4096 B = 1.074 GB a layer: 82% of 2.039 TB/s); the FA3 row, 914.7
+    // µs a layer, would give 32.93 ms.
+    let (k, _, server) = deployment("a100-sxm4-80gb", "qwen3-8b", 1).unwrap();
+    assert_eq!(server.attention_backend, "flashinfer");
+    let attention = |b: servesim::cost::breakdown::StepBreakdown| {
+        b.items
+            .into_iter()
+            .find(|i| i.component.name() == "attention")
+            .unwrap()
+    };
+    let d = attention(k.explain(&decode(&server, 128, 2048)));
+    let hand_ns = 36.0 * 645.1e3;
+    assert!(
+        (d.time_ns / hand_ns - 1.0).abs() < 1e-3,
+        "{} vs hand {hand_ns}: {}",
+        d.time_ns,
+        d.detail
+    );
+    assert!(
+        d.detail.contains("lane flash_attn,") && d.detail.contains("tables vLLM 0.14.0"),
+        "{}",
+        d.detail
+    );
+    // Prefill still takes SGLang's own (FA3) rows; H100's fa3 server its own fa3 decode rows.
+    let p = attention(k.explain(&prefill(4096, 0)));
+    assert!(p.detail.contains("lane flash_attention"), "{}", p.detail);
+    let (h, _, h_server) = deployment("h100-sxm5-80gb", "qwen3-8b", 1).unwrap();
+    assert_eq!(h_server.attention_backend, "fa3");
+    let hd = attention(h.explain(&decode(&h_server, 128, 2048)));
+    assert!(hd.detail.contains("lane fa3,"), "{}", hd.detail);
+}

@@ -74,10 +74,55 @@ fn num(v: &str) -> f64 {
     v.parse().unwrap_or(1.0)
 }
 
+/// Decode attention of an SGLang flashinfer server from its GPU's FlashAttention-2 rows, when
+/// the bundled SGLang tables of the GPU hold no flashinfer decode rows, only rows of SGLang's
+/// FA3 backend run off Hopper (lane `flash_attention`: A100), which SGLang does not run there.
+/// Decode streams the KV cache, so the kernel's bandwidth is the price, and FA3 on sm80 streams
+/// it slower than flashinfer (sgl-project/sglang#5938: on A100, `--attention-backend fa3`
+/// serves 10–18% fewer tokens/s than flashinfer, attention ~1.2–1.5× slower at ~30% of the
+/// step). The same database measured the same GPU's FlashAttention-2 decode kernel (vLLM's
+/// tables: 645 µs at batch 128 × context 2048, 32/8 heads, ~82% of HBM, where the FA3 rows
+/// take 915 µs): a split-KV decode kernel like flashinfer's, and the one measured rate of a
+/// kernel SGLang's default would match. `Some` with that surface when this case applies.
+fn flashinfer_decode_from_fa2(
+    db: &KernelDb,
+    op: &str,
+    model: &ModelSpec,
+    server: &ServerConfig,
+) -> Option<Attention> {
+    let lacks = |lane: &str| db.next_values(op, &[s(lane)]).is_empty();
+    let applies = op == "generation_attention"
+        && server.vllm.is_none()
+        && server.attention_backend == "flashinfer"
+        && db.origin.starts_with("bundled")
+        && lacks("flashinfer")
+        && !lacks("flash_attention");
+    if !applies {
+        return None;
+    }
+    let fa2 = KernelDb::bundled(&format!("{}_vllm", db.system), server.version).ok()?;
+    let mut a = gqa_lanes(&fa2, op, model, server, &["flash_attn"])?;
+    a.note += &format!(
+        " for SGLang's flashinfer: {}'s SGLang tables measured only its FA3 backend on this GPU, which decodes slower (sgl-project/sglang#5938)",
+        db.system
+    );
+    Some(a)
+}
+
+/// Whether table lane `lane` measured SGLang attention backend `backend`. AIConfigurator's
+/// SGLang collector names SGLang's `FlashAttentionBackend` (`--attention-backend fa3`)
+/// `flash_attention` in its data up to 0.5.10 (ai-dynamo/aiconfigurator
+/// collector/sglang/collect_attn.py at cb4d907c7: every GPU below sm100 ran that backend,
+/// A100 included), `fa3` later.
+fn same_backend(lane: &str, backend: &str) -> bool {
+    lane == backend || (backend == "fa3" && lane == "flash_attention")
+}
+
 /// GQA attention of one phase (`op` = generation_attention or context_attention).
 fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
-    let h = model.q_heads_per_rank(server.attn_tp);
-    let kv = model.kv_heads_per_rank(server.attn_tp) as f64;
+    if let Some(a) = flashinfer_decode_from_fa2(db, op, model, server) {
+        return a;
+    }
     let lanes = [
         server.attention_backend.as_str(),
         "flash_attention",
@@ -95,8 +140,28 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
         },
         "triton_attn",
     ];
+    gqa_lanes(db, op, model, server, &lanes).unwrap_or_else(|| Attention {
+        surface: None,
+        scale: 1.0,
+        note: format!(
+            "roofline: no {op} rows for head_dim {} in the {} tables",
+            model.head_dim, db.system
+        ),
+    })
+}
+
+/// GQA attention of one phase from the first of `lanes` with rows for the model's head_dim.
+fn gqa_lanes(
+    db: &KernelDb,
+    op: &str,
+    model: &ModelSpec,
+    server: &ServerConfig,
+    lanes: &[&str],
+) -> Option<Attention> {
+    let h = model.q_heads_per_rank(server.attn_tp);
+    let kv = model.kv_heads_per_rank(server.attn_tp) as f64;
     let tail = [s(model.head_dim), s(0)];
-    for lane in lanes {
+    for &lane in lanes {
         for kvd in [kv_name(server.kv_dtype), "bf16"] {
             let base = [s(lane), s(kvd)];
             // The rank's exact (heads, kv_heads), else the nearest measured heads, then the
@@ -135,25 +200,18 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
                 if scale != 1.0 {
                     note += &format!(", scaled ×{scale:.3} to the rank's {h}/{kv} heads");
                 }
-                if lane != server.attention_backend {
+                if !same_backend(lane, &server.attention_backend) {
                     note += &format!(" (no {} rows)", server.attention_backend);
                 }
-                return Attention {
+                return Some(Attention {
                     surface: Some(surface),
                     scale,
                     note,
-                };
+                });
             }
         }
     }
-    Attention {
-        surface: None,
-        scale: 1.0,
-        note: format!(
-            "roofline: no {op} rows for head_dim {} in the {} tables",
-            model.head_dim, db.system
-        ),
-    }
+    None
 }
 
 /// The MLA backend AIConfigurator measured SGLang's MLA tables with (its collector's
