@@ -3,9 +3,10 @@
 //! tokenizes the prompt (a one-thread executor, `serving_engine._tokenizer_executor`,
 //! issue #25301) and hands it to `AsyncLLM`; and, for every engine step in V1 (0.8+), runs
 //! `OutputProcessor.process_outputs` (incremental detokenization of each request's new token,
-//! `vllm/v1/engine/output_processor.py`) and writes one SSE chunk per request. Both kinds of
-//! work share the one process, serially: a burst of arrivals delays the next step's tokens,
-//! and a large running batch's chunks delay new arrivals. (V0, 0.6–0.7: detokenization runs in
+//! `vllm/v1/engine/output_processor.py`) and writes one SSE chunk per request. Each kind of
+//! work is serial (a burst of arrivals queues; a large batch's chunks take longer than a
+//! short GPU step); the asyncio loop interleaves the two kinds (`engine::frontend`), and
+//! their sum is the process's busy time. (V0, 0.6–0.7: detokenization runs in
 //! the engine process and is in its CPU step cost, `super::overheads`; only the request path
 //! is here.)
 //!
