@@ -408,6 +408,7 @@ mod radix {
             server_info_at_end: true,
             overheads: sc.hardware.overheads.clone(),
             client_send_ns: sc.client_send_ns(),
+            frontend: Default::default(),
             max_events: 1_000_000,
             check_invariants: true,
             record_timeline: false,

@@ -1,10 +1,11 @@
 //! bench_serving's client as every event loop runs it (the unified servers of `sim`, the PD
 //! deployment of `pd`): the dispatch order, the `--max-concurrency` semaphore, the
-//! single-threaded loop's send bursts, the server's tokenizer queue, each request's observed
+//! single-threaded loop's send bursts, the server's front-end queue (`frontend`), each request's observed
 //! token times, the run's safety budgets and the outcomes the metrics read. A loop supplies
 //! only its server side through [`ServerSide`].
 use super::admission::Refusal;
 use super::event::{DispatchOrder, Event, EventQueue};
+use super::frontend::Frontend;
 use super::input::{ClientRequest, SimInput};
 use super::stream::{ClientLoop, Streams};
 use crate::error::{Error, Result};
@@ -48,7 +49,8 @@ pub struct BenchClient {
     client_loop: ClientLoop,
     waiters: VecDeque<usize>,
     in_flight: u64,
-    tokenizer_free_ns: u64,
+    /// The server's front-end process (tokenizer queue; vLLM's API server).
+    frontend: Frontend,
     /// Requests whose send is queued in the client's busy event loop.
     pending_sends: Vec<usize>,
     flush_at: Option<u64>,
@@ -135,7 +137,7 @@ impl BenchClient {
             client_loop: ClientLoop::new(input.client_send_ns.round() as u64),
             waiters: VecDeque::new(),
             in_flight: 0,
-            tokenizer_free_ns: 0,
+            frontend: Frontend::new(input.frontend),
             pending_sends: Vec::new(),
             flush_at: None,
         }
@@ -148,6 +150,18 @@ impl BenchClient {
     /// When the client timestamps a chunk the server emitted at `emit_ns`.
     pub fn observe(&self, emit_ns: u64) -> u64 {
         self.client_loop.observe(emit_ns)
+    }
+
+    /// When the client timestamps a step's `chunks` streamed tokens emitted at `emit_ns`,
+    /// after the server's front end has written them.
+    pub fn stream(&mut self, emit_ns: u64, chunks: u64) -> u64 {
+        let written = self.frontend.chunks(emit_ns, chunks);
+        self.client_loop.observe(written)
+    }
+
+    /// Serial work of the server's front-end process so far, ns.
+    pub fn frontend_busy_ns(&self) -> u64 {
+        self.frontend.busy_ns()
     }
 
     /// bench_serving's dispatch loop yields request `i`: it waits for the semaphore.
@@ -206,8 +220,7 @@ impl BenchClient {
             }
         }
         let tok = (input.requests[i].prompt_len as f64 * o.tokenize_per_token_ns).round() as u64;
-        let arrive = at_server.max(self.tokenizer_free_ns) + tok;
-        self.tokenizer_free_ns = arrive;
+        let arrive = self.frontend.request(at_server, tok);
         q.push(arrive, Event::ServerArrival(i));
     }
 

@@ -2,6 +2,7 @@
 //! client sends them, their dispatch times, the client's settings and the run's budgets
 //! (re-exported by `engine::sim`, where the event loop of the unified server lives).
 use crate::spec::hardware::Overheads;
+use crate::spec::vllm::frontend::FrontendCosts;
 
 /// One request as the client sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +31,8 @@ pub struct SimInput {
     pub overheads: Overheads,
     /// CPU time of the client's loop per request send, ns (0 for an ideal client).
     pub client_send_ns: f64,
+    /// The server's front-end process beyond tokenization (vLLM's API server; zero for SGLang).
+    pub frontend: FrontendCosts,
     /// Safety budget: stop with an error after this many events.
     pub max_events: u64,
     /// Check the scheduler's invariants after every step (O(n) per step; for tests).

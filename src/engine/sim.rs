@@ -36,6 +36,8 @@ pub struct SimOutput {
     /// Speculative decoding: the first replica's (DP rank's) `avg_spec_accept_length`, the
     /// value bench_serving reads from `/get_server_info` (`internal_states[0]`).
     pub accept_length: Option<f64>,
+    /// Serial work of the server's front-end process (tokenizer queue, vLLM's API server), ns.
+    pub frontend_busy_ns: u64,
 }
 
 /// One data-parallel replica: its scheduler, the batch in flight and its token streams.
@@ -281,7 +283,8 @@ impl Sim<'_> {
                 .map_err(|e| Error::Msg(format!("invariant violated at t={t} ns: {e}")))?;
         }
         let emit = t + self.input.overheads.stream_latency_ns.round() as u64;
-        let obs = self.client.observe(emit);
+        let chunks = res.decoded + res.prefill_tokens.len() as u64;
+        let obs = self.client.stream(emit, chunks);
         if batch.decode {
             if self.input.reference_itl {
                 // Members still running, plus those that just finished, got a token.
@@ -352,6 +355,7 @@ impl Sim<'_> {
             Error::Msg(format!("internal: request {i} never finished"))
         })?;
         let accept_length = self.replicas[0].sched.spec_accept_length();
+        let frontend_busy_ns = self.client.frontend_busy_ns();
         let mut sched = SchedStats::default();
         let (mut itl, mut emissions) = (Vec::new(), Vec::new());
         for rep in self.replicas {
@@ -376,6 +380,7 @@ impl Sim<'_> {
             stats,
             timeline: self.timeline,
             accept_length,
+            frontend_busy_ns,
         })
     }
 }

@@ -243,6 +243,12 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         server_info_at_end: plan.server_info_at_end,
         overheads: sc.hardware.overheads.clone(),
         client_send_ns: sc.client_send_ns(),
+        frontend: sc
+            .server
+            .vllm
+            .as_ref()
+            .map(|v| crate::spec::vllm::frontend::frontend_costs(v.version))
+            .unwrap_or_default(),
         max_events: estimate::event_cap(sc),
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),
@@ -271,6 +277,12 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         input.requests.len() as u64,
         metrics.duration_s,
     ));
+    if sc.server.vllm.is_some() {
+        notes.extend(crate::spec::vllm::frontend::frontend_bound_note(
+            out.frontend_busy_ns as f64,
+            metrics.duration_s,
+        ));
+    }
     let output = RunOutput {
         metrics,
         stats: out.stats,

@@ -1,6 +1,7 @@
 //! vLLM rules that change a step's price or timing, by hand: which steps run under full or
 //! piecewise CUDA graphs per version and what a piecewise step costs, async scheduling's
-//! late arrivals and (before 0.12) wasted decode slots, and vLLM's own CPU per step.
+//! late arrivals and (before 0.12) wasted decode slots, vLLM's own CPU per step and its
+//! API-server process on the request path.
 use super::*;
 
 #[test]
@@ -263,4 +264,49 @@ fn a_vllm_server_prices_mxfp4_experts_on_a100_with_marlin_not_sglangs_slow_path(
         );
         assert!(on_sglang > 1.5 * on_vllm, "{on_sglang} vs {on_vllm}");
     }
+}
+
+/// vLLM's API-server process (spec::vllm::frontend) serves arrivals one at a time: 1.0 ms per
+/// request plus the profile's 50 ns per prompt token. 400 one-token requests of 16 prompt
+/// tokens, all at once from an ideal client: the k-th reaches the engine k × 1.0008 ms after
+/// the first byte, so, by hand, the mean TTFT is at least (400 + 1) / 2 × 1.0008 = 200.66 ms,
+/// the run lasts at least 400 × 1.0008 = 400.3 ms, and the front end, busy ≥ 80% of it, is
+/// named as the limit. The SGLang server (tokenization only, 0.8 µs per request) on the same
+/// load finishes in a fraction of that, with no such note.
+#[test]
+fn vllms_api_server_serialises_arrivals_by_hand_and_says_when_it_binds() {
+    use servesim::spec::workload::ClientModel;
+    let per_request_ms = 1.0 + 16.0 * 50e-6;
+    let load = ClientFlags {
+        client_model: Some(ClientModel::Ideal),
+        ..client(400, 16, 1)
+    };
+    let run_with = |engine: &str| {
+        let server = ServerFlags {
+            engine: Some(engine.into()),
+            ..Default::default()
+        };
+        run(&scenario(server, load.clone())).unwrap()
+    };
+    let vllm = run_with("vllm");
+    let m = &vllm.metrics;
+    let floor_ms = 401.0 / 2.0 * per_request_ms;
+    assert!(
+        m.ttft_ms.mean >= floor_ms && m.ttft_ms.mean < floor_ms + 60.0,
+        "mean TTFT {} ms, hand floor {floor_ms} ms",
+        m.ttft_ms.mean
+    );
+    assert!(
+        m.duration_s >= 400.0 * per_request_ms / 1e3,
+        "{}",
+        m.duration_s
+    );
+    assert!(
+        vllm.notes.iter().any(|n| n.starts_with("front-end-bound")),
+        "{:?}",
+        vllm.notes
+    );
+    let sglang = run_with("sglang");
+    assert!(sglang.metrics.duration_s < 0.5 * m.duration_s);
+    assert!(!sglang.notes.iter().any(|n| n.contains("front-end")));
 }

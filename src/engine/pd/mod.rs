@@ -512,6 +512,7 @@ impl Pd<'_> {
                 // bench_serving reads the first decode server's first rank
                 // (`internal_states[0]` of the PD router's server info).
                 accept_length: first_accept,
+                frontend_busy_ns: self.client.frontend_busy_ns(),
             },
             pd,
         })

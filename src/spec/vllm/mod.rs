@@ -5,6 +5,7 @@
 //! fields hold the vLLM equivalents, with [`VllmConfig`] in `ServerConfig::vllm`.
 pub mod config;
 pub mod defaults;
+pub mod frontend;
 pub mod overheads;
 
 pub use config::VllmConfig;

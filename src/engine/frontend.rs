@@ -1,0 +1,89 @@
+//! The server's front-end process: a request's parsing and tokenization on its way in (SGLang's
+//! TokenizerManager queue; vLLM's API server, which also pays a fixed cost per request) and,
+//! for vLLM V1, each step's streamed token chunks on their way out (`spec::vllm::frontend`).
+//! Each path is served in the order it is booked, one piece at a time, so O(1) per request
+//! and per step. The two paths are two queues that do not wait for each other: vLLM's API
+//! process interleaves them on its asyncio loop (`process_outputs` yields to other tasks every
+//! `VLLM_V1_OUTPUT_PROC_CHUNK_SIZE` = 128 outputs, and each request handler yields while its
+//! prompt is tokenized on the executor thread), so neither burst blocks the other whole;
+//! their sum is the process's busy time, which decides the front-end-bound note.
+use crate::spec::vllm::frontend::FrontendCosts;
+
+/// The front-end process: when it is next free, its costs and its busy time so far.
+#[derive(Debug, Clone, Default)]
+pub struct Frontend {
+    /// When the request path is next free.
+    free_ns: u64,
+    /// When the output path is next free.
+    out_free_ns: u64,
+    request_ns: u64,
+    chunk_ns: u64,
+    busy_ns: u64,
+}
+
+impl Frontend {
+    pub fn new(costs: FrontendCosts) -> Self {
+        Frontend {
+            free_ns: 0,
+            out_free_ns: 0,
+            request_ns: costs.request_ns.round() as u64,
+            chunk_ns: costs.chunk_ns.round() as u64,
+            busy_ns: 0,
+        }
+    }
+
+    /// A request reaches the server at `at_ns` and needs `tokenize_ns` of tokenization: when
+    /// it reaches the engine.
+    pub fn request(&mut self, at_ns: u64, tokenize_ns: u64) -> u64 {
+        let work_ns = self.request_ns + tokenize_ns;
+        self.free_ns = at_ns.max(self.free_ns) + work_ns;
+        self.busy_ns += work_ns;
+        self.free_ns
+    }
+
+    /// A step emitted `chunks` streamed tokens at `emit_ns`: when the last is written (a
+    /// step's outputs are processed as one batch, `OutputProcessor.process_outputs`, after the
+    /// previous step's). Free when the server pays nothing per chunk.
+    pub fn chunks(&mut self, emit_ns: u64, chunks: u64) -> u64 {
+        if self.chunk_ns == 0 || chunks == 0 {
+            return emit_ns;
+        }
+        let work_ns = chunks * self.chunk_ns;
+        self.out_free_ns = emit_ns.max(self.out_free_ns) + work_ns;
+        self.busy_ns += work_ns;
+        self.out_free_ns
+    }
+
+    /// Total serial work so far, ns.
+    pub fn busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_path_is_a_fifo_and_neither_waits_for_the_other() {
+        let mut f = Frontend::new(FrontendCosts {
+            request_ns: 1000.0,
+            chunk_ns: 10.0,
+        });
+        // Two requests at once: the second waits for the first.
+        assert_eq!(f.request(0, 50), 1050);
+        assert_eq!(f.request(0, 50), 2100);
+        // A step's 30 chunks emitted at 1500 do not wait for the request burst: 1500 + 300.
+        assert_eq!(f.chunks(1500, 30), 1800);
+        // The next step's 30 chunks, emitted at 1700, wait for those: 1800 + 300.
+        assert_eq!(f.chunks(1700, 30), 2100);
+        // Idle later: no wait.
+        assert_eq!(f.chunks(5000, 1), 5010);
+        assert_eq!(f.busy_ns(), 2 * 1050 + 600 + 10);
+        // Without a chunk cost (SGLang) streaming is untouched and books nothing.
+        let mut s = Frontend::new(FrontendCosts::default());
+        assert_eq!(s.chunks(7, 100), 7);
+        assert_eq!(s.request(3, 5), 8);
+        assert_eq!(s.busy_ns(), 5);
+    }
+}

@@ -1,0 +1,106 @@
+//! vLLM's API-server process (the front end): one asyncio process per server by default
+//! (`--api-server-count 1`) that, for every request, parses it, renders the chat template,
+//! tokenizes the prompt (a one-thread executor, `serving_engine._tokenizer_executor`,
+//! issue #25301) and hands it to `AsyncLLM`; and, for every engine step in V1 (0.8+), runs
+//! `OutputProcessor.process_outputs` (incremental detokenization of each request's new token,
+//! `vllm/v1/engine/output_processor.py`) and writes one SSE chunk per request. Each kind of
+//! work is serial (a burst of arrivals queues; a large batch's chunks take longer than a
+//! short GPU step); the asyncio loop interleaves the two kinds (`engine::frontend`), and
+//! their sum is the process's busy time. (V0, 0.6–0.7: detokenization runs in
+//! the engine process and is in its CPU step cost, `super::overheads`; only the request path
+//! is here.)
+//!
+//! Named, sourced, bounded judgements, not fitted on any run servesim scores:
+//! - vLLM PR #10635 (2024-11, tokenization off the event loop): Qwen2.5-1.5B on one H100,
+//!   ShareGPT 1000 prompts at rate inf, `/v1/chat/completions`: 57.63 req/s, 171,968 output
+//!   tokens in 17.35 s = 9,911 streamed tokens/s for a model whose GPU step is far shorter, so
+//!   one streamed token costs the front end at most ≈ 0.10 ms.
+//! - vLLM PR #41181 (2026-04): `--api-server-count 4`, 8192 chat requests of 32 prompt / 32
+//!   output tokens at once: 740 req/s, i.e. 2,048 requests per API process in 11.06 s, at most
+//!   5.4 ms of front-end time per request *with* its 32 chunks.
+//! - vLLM PR #121 (2023): incremental detokenization with a fast tokenizer costs ≈ 30 µs per
+//!   token (0.03 s for 8 × 128 tokens); issue #5206: ≈ 20 µs per `detokenize_incrementally`
+//!   call. The rest of a chunk's 0.1 ms is building and writing the SSE JSON.
+use super::defaults;
+use crate::spec::version::Version;
+
+/// The front end's serial CPU time, ns: per request on its way in, per streamed token chunk
+/// on its way out.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrontendCosts {
+    pub request_ns: f64,
+    pub chunk_ns: f64,
+}
+
+/// Per request (validation, chat template, tokenizer call, `add_request` and its IPC): 1.0 ms.
+/// Bounds 0.3–3 ms: with the 0.1 ms chunks it leaves 1.0 + 32 × 0.1 = 4.2 ms per request of
+/// PR #41181's case, under its 5.4 ms ceiling. Prompt tokenization proper is the profile's
+/// `tokenize_per_token_ns` on the same queue.
+pub const REQUEST_NS: f64 = 1.0e6;
+
+/// Per streamed token chunk in V1 (detokenize one token, build and write one SSE chunk):
+/// 0.1 ms, PR #10635's ceiling. Bounds 0.03 ms (detokenization alone, PR #121) to 0.1 ms.
+pub const CHUNK_NS: f64 = 0.1e6;
+
+/// The front-end costs of a vLLM `version` server: V1 pays both; V0 only the request path
+/// (its detokenization is in the engine's step CPU).
+pub fn frontend_costs(version: Version) -> FrontendCosts {
+    FrontendCosts {
+        request_ns: REQUEST_NS,
+        chunk_ns: if defaults::is_v0(version) {
+            0.0
+        } else {
+            CHUNK_NS
+        },
+    }
+}
+
+/// Share of the run the front end must be busy for a run to count as front-end-bound (the same
+/// M/D/1 reasoning as the benchmark client's `CLIENT_BOUND_BUSY_SHARE`).
+pub const FRONTEND_BOUND_BUSY_SHARE: f64 = 0.8;
+
+/// One line saying vLLM's API-server process limited the run, when its serial work (`busy_ns`)
+/// filled at least [`FRONTEND_BOUND_BUSY_SHARE`] of the benchmark's `duration_s`.
+pub fn frontend_bound_note(busy_ns: f64, duration_s: f64) -> Option<String> {
+    if busy_ns <= 0.0 || !(duration_s.is_finite() && duration_s > 0.0) {
+        return None;
+    }
+    let busy_s = busy_ns / 1e9;
+    let share = busy_s / duration_s;
+    (share >= FRONTEND_BOUND_BUSY_SHARE).then(|| {
+        format!(
+            "front-end-bound: vLLM's API-server process was busy {busy_s:.1} s of the \
+             {duration_s:.1} s run ({:.0}%: {:.1} ms per request in, {:.2} ms per streamed \
+             token out, one process), so it, not the GPU, limited the run",
+            100.0 * share,
+            REQUEST_NS / 1e6,
+            CHUNK_NS / 1e6
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_pays_chunks_v0_only_requests_and_both_fit_the_sources() {
+        let v1 = frontend_costs(Version::new(0, 11, 0));
+        let v0 = frontend_costs(Version::new(0, 6, 3));
+        assert_eq!(v1.chunk_ns, 0.1e6);
+        assert_eq!(v0.chunk_ns, 0.0);
+        assert_eq!(v0.request_ns, v1.request_ns);
+        // PR #41181: ≤ 5.4 ms per request with 32 chunks; PR #10635: ≥ 9,911 tokens/s.
+        assert!(v1.request_ns + 32.0 * v1.chunk_ns <= 5.4e6);
+        assert!(1e9 / v1.chunk_ns >= 9_911.0);
+    }
+
+    #[test]
+    fn front_end_bound_from_80_percent_busy() {
+        assert!(frontend_bound_note(8e9, 10.0).is_some());
+        assert!(frontend_bound_note(7.9e9, 10.0).is_none());
+        assert!(frontend_bound_note(0.0, 10.0).is_none());
+        let line = frontend_bound_note(9e9, 10.0).unwrap();
+        assert!(!line.contains('\n') && line.contains("90%"), "{line}");
+    }
+}
