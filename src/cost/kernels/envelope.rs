@@ -240,9 +240,10 @@ impl KernelCost {
             heap.splice(0..0, stack);
         }
         // The members (this GPU and the weaker ones that built): (instance, parts).
-        let members: &[(usize, Parts)] = match len > STACK_INSTANCES {
-            true => &heap,
-            false => &stack[..len],
+        let members: &[(usize, Parts)] = if len > STACK_INSTANCES {
+            &heap
+        } else {
+            &stack[..len]
         };
         let mut out = members[0].1;
         for j in 0..COMPONENTS {
