@@ -462,3 +462,36 @@ fn sglang_versions_after_0_5_8_get_their_own_defaults() {
         "{e}"
     );
 }
+
+#[test]
+fn bundled_specs_are_parsed_once_but_files_are_read_every_time() {
+    // Bundled names come from a per-process parse cache: the same spec every time, equal to a
+    // fresh parse of the embedded YAML. A file on disk must be read again on every load (a
+    // cache keyed on the path would hand back the old contents after an edit).
+    let h100 = || load_hardware("h100-sxm5-80gb").unwrap();
+    let fresh: servesim::spec::hardware::HardwareProfile = servesim::spec::load::from_yaml_str(
+        hardware_yaml("h100-sxm5-80gb").unwrap(),
+        Path::new("h100"),
+    )
+    .unwrap();
+    assert_eq!(h100(), fresh);
+    assert_eq!(h100(), h100());
+    assert_eq!(
+        load_model("qwen3-8b").unwrap(),
+        load_model("qwen3-8b").unwrap()
+    );
+    let path = temp_file("h100-edited.yaml", hardware_yaml("h100-sxm5-80gb").unwrap());
+    let first = load_hardware(path.to_str().unwrap()).unwrap();
+    assert_eq!(first, fresh);
+    std::fs::write(
+        &path,
+        h100_with("name: h100-sxm5-80gb", "name: h100-edited"),
+    )
+    .unwrap();
+    let second = load_hardware(path.to_str().unwrap()).unwrap();
+    assert_eq!(second.name, "h100-edited");
+    assert_eq!(
+        load_hardware("h100-sxm5-80gb").unwrap().name,
+        "h100-sxm5-80gb"
+    );
+}

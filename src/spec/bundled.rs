@@ -9,6 +9,7 @@ use super::model::ModelSpec;
 use crate::error::{Error, Result};
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// Defines `$dir_const` (a directory relative to the crate root) and `$table`, the
 /// `(name, yaml text)` pairs of the files `DIR/NAME.yaml`.
@@ -126,12 +127,45 @@ fn load_yaml<T: DeserializeOwned>(source: Source) -> Result<(T, PathBuf)> {
     }
 }
 
+/// Bundled specs already parsed and validated in this process, by the address of their
+/// embedded text (which never changes): `validate`, `replay` and sweeps resolve the same
+/// names once per run, and parsing a profile's YAML costs more than simulating a small run.
+/// Files on disk are read and parsed every time.
+type Parsed<T> = OnceLock<Mutex<Vec<(usize, T)>>>;
+
+/// The spec of the bundled `text`, parsed by `parse` on its first use in the process.
+fn parsed_once<T: Clone>(
+    cache: &Parsed<T>,
+    text: &'static str,
+    parse: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let key = text.as_ptr() as usize;
+    let cache = cache.get_or_init(Mutex::default);
+    let hit = |c: &Vec<(usize, T)>| c.iter().find(|e| e.0 == key).map(|e| e.1.clone());
+    if let Some(v) = cache.lock().ok().and_then(|c| hit(&c)) {
+        return Ok(v);
+    }
+    let v = parse()?;
+    if let Ok(mut c) = cache.lock() {
+        c.push((key, v.clone()));
+    }
+    Ok(v)
+}
+
 /// Loads and validates a hardware profile: a bundled name or a path to a YAML file.
 pub fn load_hardware(name_or_path: &str) -> Result<HardwareProfile> {
-    let source = resolve(HARDWARE, HARDWARE_DIR, "hardware profile", name_or_path)?;
-    let (hw, origin): (HardwareProfile, _) = load_yaml(source)?;
-    hw.validate(&origin.display().to_string())?;
-    Ok(hw)
+    static PARSED: Parsed<HardwareProfile> = OnceLock::new();
+    let load = |source: Source| {
+        let (hw, origin): (HardwareProfile, _) = load_yaml(source)?;
+        hw.validate(&origin.display().to_string())?;
+        Ok(hw)
+    };
+    match resolve(HARDWARE, HARDWARE_DIR, "hardware profile", name_or_path)? {
+        Source::Bundled(text, origin) => {
+            parsed_once(&PARSED, text, || load(Source::Bundled(text, origin)))
+        }
+        source => load(source),
+    }
 }
 
 /// The bundled model a Hugging Face id or path names, when obvious (`Qwen/Qwen3-8B` →
@@ -161,11 +195,14 @@ pub fn model_from_path(path: &str) -> Option<&'static str> {
 /// A Hugging Face id that is no file here (`Qwen/Qwen3-8B`) maps to the bundled model it
 /// names ([`model_from_path`]).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
+    static PARSED: Parsed<ModelSpec> = OnceLock::new();
     if let Some(text) = lookup(DRAFT_MODELS, name_or_path) {
-        let origin = PathBuf::from(format!("<bundled>/{DRAFT_DIR}/{name_or_path}.yaml"));
-        let model: ModelSpec = from_yaml_str(text, &origin)?;
-        model.validate(&origin.display().to_string())?;
-        return Ok(model);
+        return parsed_once(&PARSED, text, || {
+            let origin = PathBuf::from(format!("<bundled>/{DRAFT_DIR}/{name_or_path}.yaml"));
+            let model: ModelSpec = from_yaml_str(text, &origin)?;
+            model.validate(&origin.display().to_string())?;
+            Ok(model)
+        });
     }
     let name_or_path = match model_from_path(name_or_path) {
         Some(bundled)
@@ -176,6 +213,13 @@ pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
         _ => name_or_path,
     };
     let source = resolve(MODELS, MODEL_DIR, "model", name_or_path)?;
+    if let Source::Bundled(text, origin) = source {
+        return parsed_once(&PARSED, text, || {
+            let (model, origin): (ModelSpec, _) = load_yaml(Source::Bundled(text, origin))?;
+            model.validate(&origin.display().to_string())?;
+            Ok(model)
+        });
+    }
     let (model, origin): (ModelSpec, _) = match source {
         Source::File(path) if path.is_dir() || is_json(&path) => {
             let path = if path.is_dir() {

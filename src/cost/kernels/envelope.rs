@@ -215,18 +215,41 @@ impl KernelCost {
             return f(self);
         }
         let n = self.bounds.len() + 1;
-        let mut raw: Vec<Option<Option<Parts>>> = vec![None; n];
+        // Per-step scratch on the stack (this runs every step): the ladder is the bundled
+        // profiles, a handful; a longer one takes the heap.
+        let (mut raw_stack, mut raw_heap) = ([None; STACK_INSTANCES], Vec::new());
+        let raw: &mut [Option<Option<Parts>>] = if n <= STACK_INSTANCES {
+            &mut raw_stack[..n]
+        } else {
+            raw_heap.resize(n, None);
+            &mut raw_heap
+        };
         let mut fetch = |i: usize| *raw[i].get_or_insert_with(|| self.instance(i).map(&f));
-        let members: Vec<usize> = std::iter::once(0)
-            .chain((1..n).filter(|&i| self.bounds[i - 1].weaker))
-            .filter(|&i| fetch(i).is_some())
-            .collect();
-        let mine: Vec<Parts> = members.iter().filter_map(|&i| fetch(i)).collect();
-        let mut out = mine[0];
+        let (mut stack, mut heap) = ([(0, Parts::default()); STACK_INSTANCES], Vec::new());
+        let mut len = 0;
+        for i in std::iter::once(0).chain((1..n).filter(|&i| self.bounds[i - 1].weaker)) {
+            if let Some(p) = fetch(i) {
+                match stack.get_mut(len) {
+                    Some(slot) => *slot = (i, p),
+                    None => heap.push((i, p)),
+                }
+                len += 1;
+            }
+        }
+        if len > STACK_INSTANCES {
+            heap.splice(0..0, stack);
+        }
+        // The members (this GPU and the weaker ones that built): (instance, parts).
+        let members: &[(usize, Parts)] = if len > STACK_INSTANCES {
+            &heap
+        } else {
+            &stack[..len]
+        };
+        let mut out = members[0].1;
         for j in 0..COMPONENTS {
             let bit = 1 << j;
             // The cheapest measurement of component j on any ladder GPU (when needed).
-            let floor = if mine.iter().any(|p| p.fallback & bit != 0) {
+            let floor = if members.iter().any(|(_, p)| p.fallback & bit != 0) {
                 (0..n)
                     .filter_map(|i| Some((fetch(i)?, i)))
                     .filter(|(p, _)| p.fallback & bit == 0)
@@ -244,9 +267,9 @@ impl KernelCost {
                     _ => (p.component(j), 0),
                 }
             };
-            let (mut best, from) = own(&mine[0]);
+            let (mut best, from) = own(&members[0].1);
             out.floored_by[j] = from as u8;
-            for (p, &i) in mine.iter().zip(&members).skip(1) {
+            for &(i, ref p) in &members[1..] {
                 let (v, _) = own(p);
                 if v < best {
                     best = v;
@@ -276,6 +299,9 @@ impl KernelCost {
         }
     }
 }
+
+/// Instances whose per-step scratch the envelope keeps on the stack.
+const STACK_INSTANCES: usize = 8;
 
 /// Components the envelope bounds: gemm, attention, moe, all-reduce, LM head.
 pub(super) const COMPONENTS: usize = 5;
