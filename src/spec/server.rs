@@ -1,7 +1,7 @@
 //! SGLang server settings (`launch_server` flag names) and their resolution into the concrete
 //! values the scheduler uses: defaults by version, KV pool size and running-request cap derived
 //! exactly as SGLang derives them (reference A.2, A.3).
-use super::defaults::{self, DefaultsInput};
+use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
@@ -119,6 +119,17 @@ impl ServerConfig {
         hw: &HardwareProfile,
         model: &ModelSpec,
     ) -> Result<ServerConfig> {
+        Self::resolve_as(flags, hw, model, None)
+    }
+
+    /// [`ServerConfig::resolve`] for one side of a PD deployment (`--disaggregation-mode`;
+    /// `None`: colocated).
+    pub fn resolve_as(
+        flags: &ServerFlags,
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        pd_role: Option<PdRole>,
+    ) -> Result<ServerConfig> {
         let version = flags
             .sglang_version
             .unwrap_or(Version::NEWEST)
@@ -190,6 +201,10 @@ impl ServerConfig {
                 .as_ref()
                 .filter(|_| version >= Version::new(0, 4, 7))
                 .map_or(0.0, |s| speculative::reserve_mib(s.algorithm, version)),
+            pd_role,
+            decode_graphs: !flags.disable_cuda_graph,
+            max_running_requests: flags.max_running_requests,
+            num_draft_tokens: flags.speculative.speculative_num_draft_tokens,
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
@@ -239,7 +254,9 @@ impl ServerConfig {
                         &model.architecture,
                         dp_attention,
                         spec.is_some(),
-                        flags.disable_piecewise_cuda_graph,
+                        // 0.5.14+: `--disable-cuda-graph` disables both graph phases.
+                        flags.disable_piecewise_cuda_graph
+                            || (flags.disable_cuda_graph && version >= GRAPH_CONFIG_FROM),
                     ),
                     model.mla.is_some(),
                     chunked_prefill_size,
@@ -308,7 +325,14 @@ impl ServerConfig {
                 model.name, hw.name
             )));
         }
-        let available_gib = free0_gib - weights_gib - hw.memory.runtime_reserved_gib;
+        // 0.5.14+: the draft's weights are loaded before the KV pool is sized (they come out
+        // of the pool, not out of a reserve in the default `mem_fraction_static`).
+        let draft_weights_gib = match &spec {
+            Some(s) if version >= GRAPH_CONFIG_FROM => s.draft_weight_bytes_per_rank / GIB,
+            _ => 0.0,
+        };
+        let available_gib =
+            free0_gib - weights_gib - draft_weights_gib - hw.memory.runtime_reserved_gib;
         let rest_at = |f: f64| available_gib - free0_gib * (1.0 - f);
         let mut notes = Vec::new();
         let mem_fraction_static =
@@ -325,8 +349,14 @@ impl ServerConfig {
                 mem_fraction_static
             };
         let rest_gib = rest_at(mem_fraction_static);
+        let pool_cell_bytes = speculative::pool_cell_bytes(
+            spec.as_ref(),
+            kv_bytes_per_token,
+            model.num_layers,
+            version,
+        );
         let mut kv_pool_tokens = if rest_gib > 0.0 {
-            (rest_gib * GIB / kv_bytes_per_token).floor() as u64
+            (rest_gib * GIB / pool_cell_bytes).floor() as u64
         } else {
             0
         };
@@ -366,6 +396,12 @@ impl ServerConfig {
         // request pool is min(cap / dp, estimate), or min(estimate, token capacity / 2).
         let req_pool_size = if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM {
             match user_running {
+                // 0.5.14+ (`_resolve_max_num_reqs` at v0.5.14): capped by half the KV pool,
+                // no longer by the estimate.
+                Some(u) if version >= GRAPH_CONFIG_FROM => {
+                    let per_worker = if dp_attention { u / dp } else { u };
+                    per_worker.min(kv_pool_tokens / 2).max(1)
+                }
                 Some(u) if dp_attention => (u / dp).max(1).min(estimated_reqs),
                 Some(u) => u.min(estimated_reqs),
                 None => estimated_reqs.min((kv_pool_tokens / 2).max(1)),
@@ -398,7 +434,8 @@ impl ServerConfig {
             .as_ref()
             .and_then(|s| s.draft.as_ref())
             .map_or(0.0, |d| d.kv_bytes_per_token_per_rank(attn_tp, kv_dtype));
-        if let Some(s) = &spec {
+        // 0.5.14+ sizes the draft's weights and KV share into the target's pool itself.
+        if let Some(s) = spec.as_ref().filter(|_| version < GRAPH_CONFIG_FROM) {
             check_draft_fits(
                 s,
                 draft_kv_bytes_per_token,
