@@ -486,4 +486,19 @@ fn pd_rules_follow_the_sglang_version() {
     };
     assert_eq!(fractions("0.5.14"), (0.835, 0.835));
     assert_eq!(fractions("0.5.15"), (0.841, 0.874));
+    // Pre-allocation slots beyond a decode cap of ≤ 32: 2 × the cap up to 0.5.13.post1, from
+    // 0.5.14 only when --max-running-requests is given (pd_disaggregation_hook.py at v0.5.14,
+    // line 68). A 64-token decode pool caps running requests at 32 by itself.
+    let slots = |v: &str, extra: &str| {
+        let pd = scenario(&format!(
+            "{LLAMA} --sglang-version {v} --disaggregation --max-total-tokens 64 {extra}"
+        ))
+        .pd
+        .unwrap();
+        let d = &pd.decode.server;
+        (d.max_running_requests, d.decode_prealloc_slots)
+    };
+    assert_eq!(slots("0.5.13.post1", ""), (32, 64));
+    assert_eq!(slots("0.5.14", ""), (32, 0));
+    assert_eq!(slots("0.5.14", "--max-running-requests 16"), (16, 32));
 }

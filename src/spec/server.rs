@@ -67,6 +67,11 @@ pub struct ServerConfig {
     /// Speculative decoding, when on (`--speculative-algorithm`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<SpeculativeConfig>,
+    /// Request slots a PD decode server keeps for pre-allocated requests beyond
+    /// `max_running_requests` (`pre_alloc_size`): 2 × the cap when it is ≤ 32, else 0; from
+    /// 0.5.14 (`disaggregation_decode_extra_slots`, pd_disaggregation_hook.py at v0.5.14,
+    /// line 68) only when `--max-running-requests` is given (2 × its per-DP-worker share).
+    pub decode_prealloc_slots: u64,
     /// Draft KV bytes per token per rank (0 without a draft model): the draft pool has as many
     /// token slots as the target's, with the draft's layers only.
     #[serde(skip_serializing_if = "is_zero")]
@@ -446,6 +451,12 @@ impl ServerConfig {
         }
         notes.extend(notes_spec);
         let spec_on = spec.is_some();
+        let small_cap_slots = |cap: u64| if cap <= 32 { 2 * cap } else { 0 };
+        let decode_prealloc_slots = match flags.max_running_requests {
+            _ if version < GRAPH_CONFIG_FROM => small_cap_slots(max_running_requests),
+            Some(u) => small_cap_slots(u / dp),
+            None => 0,
+        };
         Ok(ServerConfig {
             version,
             tp,
@@ -477,6 +488,7 @@ impl ServerConfig {
             dp_attention,
             router,
             speculative: spec,
+            decode_prealloc_slots,
             draft_kv_bytes_per_token,
             notes,
             vllm: None,
