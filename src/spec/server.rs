@@ -470,8 +470,9 @@ impl ServerConfig {
             schedule_policy,
             schedule_conservativeness,
             radix_cache: !flags.disable_radix_cache,
-            // Speculation forces mixed chunks off (0.4.7+) and, with spec v1 (every version
-            // servesim models), the overlap scheduler off.
+            // Speculation forces mixed chunks off (0.4.7+) and runs without the overlap
+            // scheduler (spec v1). SGLang's default from 0.5.11 is the overlapped spec v2
+            // (`SGLANG_ENABLE_SPEC_V2` on, the only worker from 0.5.14): not modelled.
             mixed_chunk: flags.enable_mixed_chunk && !spec_on,
             overlap_schedule: !flags.disable_overlap_schedule
                 && !spec_on
