@@ -448,8 +448,8 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
         &format!(
             "error: --sglang-version 9.9.9: field `sglang_version`: servesim models versions \
              0.3.0 to 0.5.15.post1 (0.5.16 makes breakable prefill CUDA graphs the CUDA default \
-             (on with PD, off for MLA and DP attention) and moves the graph memory reserve; \
-             later releases are not checked yet); {known}"
+             (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool \
+             sizing; later releases are not checked yet); {known}"
         ),
     );
     fails_exactly(

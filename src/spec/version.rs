@@ -72,8 +72,8 @@ impl Version {
 /// Why SGLang releases after the newest of [`Version::KNOWN`] are refused (read from the PyPI
 /// packages of 0.5.16 … 0.5.23, not modelled yet).
 const NEWER_NOT_MODELLED: &str = "0.5.16 makes breakable prefill CUDA graphs the CUDA default \
-     (on with PD, off for MLA and DP attention) and moves the graph memory reserve; later \
-     releases are not checked yet";
+     (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool sizing; \
+     later releases are not checked yet";
 
 impl Version {
     /// `self` if servesim models it: between the oldest and the newest of [`Version::KNOWN`]
