@@ -12,7 +12,7 @@
 //!   `spec::workload`, `simulation::Scenario::resolve`;
 //! - the KV pool sized: `spec::server` (`ServerConfig::resolve`, SGLang's
 //!   `profile_max_num_token`), with the version defaults in `spec::defaults` (versions
-//!   accepted: `spec::version`, 0.3.0 to 0.5.13.post1);
+//!   accepted: `spec::version`, 0.3.0 to 0.5.15.post1, default 0.5.13.post1);
 //! - admission decided (refused, clipped, or never admitted): `engine::admission`, called by
 //!   the event loop (`engine::sim`) and the up-front check (`simulation::sanity`); the
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;

@@ -476,4 +476,17 @@ fn random_prompts_lose_the_bos_from_bench_serving_0_5_9() {
     assert!(zero("0.5.9").is_err());
     let rows = zero("0.5.10").unwrap();
     assert!(rows.iter().all(|r| r.output_len == 0) && rows.len() == 50);
+    // 0.5.14 defaults --seed to 42, not 1 (bench_serving.py at v0.5.14, line 2356): the same
+    // draws as 0.5.13.post1 given --seed 42.
+    assert_eq!(client(at("0.5.13.post1")).unwrap().seed, 1);
+    assert_eq!(client(at("0.5.14")).unwrap().seed, 42);
+    let seeded = |v: &str, seed| {
+        let f = ClientFlags {
+            seed: Some(seed),
+            ..at(v)
+        };
+        totals(&rows_for("llama-3.1-8b", f).unwrap())
+    };
+    assert_eq!(llama("0.5.14"), seeded("0.5.13.post1", 42));
+    assert_ne!(llama("0.5.14"), llama("0.5.13.post1"));
 }

@@ -486,6 +486,20 @@ fn layout_changes_at_the_right_versions() {
     assert!(v057.contains("vision tokens") && !v057.contains("P90 E2E"));
     let v058 = lines("0.5.8", None);
     assert!(!v058.contains("vision tokens") && v058.contains("P90 E2E"));
+    // 0.5.14 adds P95 E2E, P90/P95 TTFT and TPOT, P90 ITL (bench_serving.py at v0.5.14, lines
+    // 1628-1652), in this order.
+    let latency_labels = |v: &str| -> Vec<String> {
+        let block = lines(v, None);
+        let ms = block.lines().filter_map(|l| l.split_once(" (ms):"));
+        ms.map(|(label, _)| label.replace(" Latency", "")).collect()
+    };
+    assert_eq!(
+        latency_labels("0.5.14").join(","),
+        "Mean E2E,Median E2E,P90 E2E,P95 E2E,P99 E2E,Mean TTFT,Median TTFT,P90 TTFT,P95 TTFT,\
+         P99 TTFT,Mean TPOT,Median TPOT,P90 TPOT,P95 TPOT,P99 TPOT,Mean ITL,Median ITL,P90 ITL,\
+         P95 ITL,P99 ITL,Max ITL"
+    );
+    assert_eq!(latency_labels("0.5.13.post1").len(), 15);
 }
 
 // ---------------------------------------------------------------- JSON

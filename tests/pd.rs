@@ -472,4 +472,35 @@ fn pd_rules_follow_the_sglang_version() {
     };
     assert_eq!(wait("0.4.7"), 0.0);
     assert!(wait("0.5.6") > 1.0, "0.5.6 waits: {} ms", wait("0.5.6"));
+    // 0.5.15 sizes the default mem_fraction_static by role (server_args.py at v0.5.15, lines
+    // 3633 and 3641): a decode server reserves activations for max(256 graph bs, 2048) tokens,
+    // not the 8192 chunk (512 + 3072 + 512 + 128 MiB, under the 10 GiB floor on an H100:
+    // (81559 − 10240) / 81559 = 0.874); a prefill server (no CUDA graphs) drops the decode
+    // graphs' 2 × 256 MiB: (81559 − 12928) / 81559 = 0.841. 0.5.14: 13440 MiB on both, 0.835.
+    let fractions = |v: &str| {
+        let pd = scenario(&format!("{LLAMA} --sglang-version {v} --disaggregation"))
+            .pd
+            .unwrap();
+        (
+            pd.prefill.server.mem_fraction_static,
+            pd.decode.server.mem_fraction_static,
+        )
+    };
+    assert_eq!(fractions("0.5.14"), (0.835, 0.835));
+    assert_eq!(fractions("0.5.15"), (0.841, 0.874));
+    // Pre-allocation slots beyond a decode cap of ≤ 32: 2 × the cap up to 0.5.13.post1, from
+    // 0.5.14 only when --max-running-requests is given (pd_disaggregation_hook.py at v0.5.14,
+    // line 68). A 64-token decode pool caps running requests at 32 by itself.
+    let slots = |v: &str, extra: &str| {
+        let pd = scenario(&format!(
+            "{LLAMA} --sglang-version {v} --disaggregation --max-total-tokens 64 {extra}"
+        ))
+        .pd
+        .unwrap();
+        let d = &pd.decode.server;
+        (d.max_running_requests, d.decode_prealloc_slots)
+    };
+    assert_eq!(slots("0.5.13.post1", ""), (32, 64));
+    assert_eq!(slots("0.5.14", ""), (32, 0));
+    assert_eq!(slots("0.5.14", "--max-running-requests 16"), (16, 32));
 }

@@ -431,7 +431,13 @@ fn ascend_runs_with_default_flags_at_the_deployed_mem_fraction() {
 /// SGLang 0.5.10+ reserves room for piecewise CUDA graphs in the default mem_fraction_static
 /// (server_args.py at v0.5.10: 58 token counts × 8 MiB at chunk 8192), so on an H100 at TP1 the
 /// default falls from 0.835 (0.5.6.post2 … 0.5.9) to 0.830 (hand calculation:
-/// (81559 − 13440 − 464) / 81559). Versions past the newest checked release are refused.
+/// (81559 − 13440 − 464) / 81559). 0.5.14 turns both graph phases off with
+/// `--disable-cuda-graph` (server_args.py at v0.5.14, lines 2942-2944), so that reserve goes:
+/// (81559 − 13440) / 81559 = 0.835; 0.5.15 also drops the decode graphs' 2 × 256 MiB
+/// (server_args.py at v0.5.15, line 3641): (81559 − 12928) / 81559 = 0.841. 0.5.14 caps a
+/// given --max-running-requests by half the KV pool, not by the 4096 estimate
+/// (model_runner_kv_cache_mixin.py at v0.5.14, line 991). Versions past the newest checked
+/// release are refused.
 #[test]
 fn sglang_versions_after_0_5_8_get_their_own_defaults() {
     use servesim::spec::server::{ServerConfig, ServerFlags};
@@ -443,22 +449,38 @@ fn sglang_versions_after_0_5_8_get_their_own_defaults() {
         disable_piecewise_cuda_graph: disable_pcg,
         ..Default::default()
     };
-    let mfs = |f: &ServerFlags| {
-        ServerConfig::resolve(f, &hw, &model)
-            .unwrap()
-            .mem_fraction_static
-    };
+    let resolve = |f: &ServerFlags| ServerConfig::resolve(f, &hw, &model).unwrap();
+    let mfs = |f: &ServerFlags| resolve(f).mem_fraction_static;
     assert_eq!(mfs(&ServerFlags::default()), 0.830);
     assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
     assert_eq!(mfs(&at("0.5.6.post2", false)), 0.835);
     assert_eq!(mfs(&at("0.5.9", false)), 0.835);
     assert_eq!(mfs(&at("0.5.10", false)), 0.830);
     assert_eq!(mfs(&at("0.5.13", true)), 0.835);
-    let e = ServerConfig::resolve(&at("0.5.14", false), &hw, &model)
+    assert_eq!(mfs(&at("0.5.15.post1", false)), 0.830);
+    let no_graphs = |v: &str| ServerFlags {
+        disable_cuda_graph: true,
+        ..at(v, false)
+    };
+    assert_eq!(mfs(&no_graphs("0.5.13.post1")), 0.830);
+    assert_eq!(mfs(&no_graphs("0.5.14")), 0.835);
+    assert_eq!(mfs(&no_graphs("0.5.15")), 0.841);
+    let capped = |v: &str| {
+        resolve(&ServerFlags {
+            max_running_requests: Some(6000),
+            ..at(v, false)
+        })
+    };
+    let (old, new) = (capped("0.5.13.post1"), capped("0.5.14"));
+    assert_eq!(old.kv_pool_tokens, new.kv_pool_tokens);
+    assert!(new.kv_pool_tokens / 2 > 6000, "{}", new.kv_pool_tokens);
+    assert_eq!((old.req_pool_size, old.max_running_requests), (4096, 4096));
+    assert_eq!((new.req_pool_size, new.max_running_requests), (6000, 6000));
+    let e = ServerConfig::resolve(&at("0.5.16", false), &hw, &model)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("0.5.14") && e.contains("0.3.0 to 0.5.13.post1"),
+        e.contains("0.5.16") && e.contains("0.3.0 to 0.5.15.post1") && e.contains("breakable"),
         "{e}"
     );
 }

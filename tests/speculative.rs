@@ -189,6 +189,48 @@ fn accept_length_line_where_the_version_prints_it() {
     assert_eq!(plain.metrics.accept_length, None);
 }
 
+/// SGLang 0.5.14 sizes the pool with the draft loaded: no 4 GB draft reserve in the default
+/// mem_fraction_static (server_args.py at v0.5.13.post1, line 1633 `reserved_mem += 4 * 1024`,
+/// gone at v0.5.14), the draft's weights come out of the pool (model_runner_kv_cache_mixin.py
+/// at v0.5.14, line 96: free memory is measured after both loads, "draft weights are now
+/// counted") and the target's cell grows by the draft's layers (pool_configurator.py at
+/// v0.5.14, line 144: int(cell × (1 + 1/36)) for the one-layer EAGLE3 head).
+#[test]
+fn kv_pool_holds_the_draft_from_0_5_14() {
+    let c = client(1, 10, 10, 1);
+    let at = |v: &str| ServerFlags {
+        sglang_version: Some(v.parse().unwrap()),
+        ..eagle3(None, None)
+    };
+    let old = scenario(H100, "qwen3-8b", &at("0.5.13.post1"), &c).server;
+    let sc = scenario(H100, "qwen3-8b", &at("0.5.14"), &c);
+    let (new, hw) = (&sc.server, &sc.hardware);
+    let g = hw.memory.reported_total_mib;
+    let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    // 13440 MiB (see above) + 58 piecewise token counts × 8 MiB; the draft's 4 GiB until
+    // 0.5.13.post1.
+    let r = 13440.0 + 58.0 * 8.0;
+    assert_eq!(old.mem_fraction_static, round3((g - r - 4096.0) / g));
+    assert_eq!(new.mem_fraction_static, round3((g - r) / g));
+    let gib = (1u64 << 30) as f64;
+    let cell = (36 * 8 * 128 * 2 * 2) as f64;
+    let grown = (cell * (1.0 + 1.0 / 36.0)).floor();
+    assert_eq!(grown, 151552.0);
+    let draft_gib = new
+        .speculative
+        .as_ref()
+        .unwrap()
+        .draft_weight_bytes_per_rank
+        / gib;
+    let free = hw.memory.free_at_start_gib;
+    let available =
+        free - new.weight_bytes_per_rank / gib - draft_gib - hw.memory.runtime_reserved_gib;
+    let rest_gib = available - free * (1.0 - new.mem_fraction_static);
+    assert_eq!(new.kv_pool_tokens, (rest_gib * gib / grown).floor() as u64);
+    // The cell the engine moves and prices stays the target's own.
+    assert_eq!(new.kv_bytes_per_token, cell);
+}
+
 /// The KV pool as SGLang ≤ 0.5.6 sizes it with a draft: `mem_fraction_static` reserves 2 GB
 /// more (0.5.3+ formula, then + 2048 MiB after the 10 GiB floor), the pool is the target
 /// formula at that fraction, plus the shared-index headroom 48·K·k + 48·N + 100 (reference

@@ -61,6 +61,15 @@ pub const KEYS_SINCE_0_5_6: &[&str] = &[
     "max_concurrent_requests",
 ];
 
+/// Keys bench_serving 0.5.14 adds to 0.5.6's, each after the key it follows
+/// (`result = {...}` in bench_serving.py at v0.5.14, sglang/benchmark/serving.py at v0.5.15).
+const ADDED_IN_0_5_14: &[(&str, &[&str])] = &[
+    ("p90_e2e_latency_ms", &["p95_e2e_latency_ms"]),
+    ("std_ttft_ms", &["p90_ttft_ms", "p95_ttft_ms"]),
+    ("std_tpot_ms", &["p90_tpot_ms", "p95_tpot_ms"]),
+    ("std_itl_ms", &["p90_itl_ms"]),
+];
+
 /// Keys of the 0.4.x line before the peak metrics, tag and server info.
 pub const KEYS_BEFORE_0_5_6: &[&str] = &[
     "backend",
@@ -101,12 +110,20 @@ pub const KEYS_BEFORE_0_5_6: &[&str] = &[
 ];
 
 /// The keys bench_serving `version` writes, in its order.
-pub fn keys(version: Version) -> &'static [&'static str] {
-    if version >= Version::new(0, 5, 6) {
-        KEYS_SINCE_0_5_6
-    } else {
-        KEYS_BEFORE_0_5_6
+pub fn keys(version: Version) -> Vec<&'static str> {
+    if version < Version::new(0, 5, 6) {
+        return KEYS_BEFORE_0_5_6.to_vec();
     }
+    let added = |k: &str| -> &'static [&'static str] {
+        match ADDED_IN_0_5_14.iter().find(|(after, _)| *after == k) {
+            Some((_, extra)) if version >= Version::new(0, 5, 14) => extra,
+            _ => &[],
+        }
+    };
+    KEYS_SINCE_0_5_6
+        .iter()
+        .flat_map(|&k| std::iter::once(k).chain(added(k).iter().copied()))
+        .collect()
 }
 
 /// `--output-details`: bench_serving's per-request arrays, in dataset order.
@@ -218,5 +235,36 @@ fn py_json(v: &Value) -> String {
                 .join(", ")
         ),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bench_serving.py at v0.5.14 (`result = {...}` in `benchmark()`) writes 0.5.6's keys with
+    /// P95 E2E after P90 E2E, P90/P95 TTFT and TPOT after their std, P90 ITL after its std.
+    #[test]
+    fn keys_of_0_5_14_add_the_new_percentiles_in_place() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        assert_eq!(keys(v("0.5.13.post1")), KEYS_SINCE_0_5_6);
+        let k = keys(v("0.5.14"));
+        assert_eq!(k.len(), KEYS_SINCE_0_5_6.len() + 6);
+        let at = |key: &str| k.iter().position(|x| *x == key).unwrap();
+        let after = |key: &str, n: usize| k[at(key)..at(key) + n].join(",");
+        assert_eq!(
+            after("p90_e2e_latency_ms", 3),
+            "p90_e2e_latency_ms,p95_e2e_latency_ms,p99_e2e_latency_ms"
+        );
+        assert_eq!(
+            after("std_ttft_ms", 4),
+            "std_ttft_ms,p90_ttft_ms,p95_ttft_ms,p99_ttft_ms"
+        );
+        assert_eq!(
+            after("std_tpot_ms", 4),
+            "std_tpot_ms,p90_tpot_ms,p95_tpot_ms,p99_tpot_ms"
+        );
+        assert_eq!(after("std_itl_ms", 3), "std_itl_ms,p90_itl_ms,p95_itl_ms");
+        assert_eq!(k.last(), Some(&"max_concurrent_requests"));
     }
 }

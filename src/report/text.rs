@@ -5,7 +5,7 @@
 //! `{:<10.2f}` for floats), so short values carry trailing spaces ("inf       "). Which lines
 //! appear, and two label spellings, changed over time; [`LAYOUT`] is the single table of that,
 //! checked line by line against the `bench_serving.py` shipped in every SGLang wheel on PyPI
-//! from 0.3.0 to 0.5.10 (boundaries are the first release, post-releases included, that
+//! from 0.3.0 to 0.5.15.post1 (`sglang/benchmark/serving.py` from 0.5.15; boundaries are the first release, post-releases included, that
 //! prints the change).
 //!
 //! "Accept length:" (0.4.3.post3+) is printed right after "Concurrency:" when the server
@@ -62,6 +62,8 @@ const TPOT_AGAIN_FROM: Version = Version::post(0, 5, 5, 2);
 const PEAKS_FROM: Version = Version::new(0, 5, 6);
 /// "P90/P99 E2E Latency"; the vision-token line becomes dataset-dependent (not printed).
 const E2E_TAIL_FROM: Version = Version::new(0, 5, 8);
+/// "P95 E2E Latency", "P90/P95 TTFT", "P90/P95 TPOT", "P90 ITL" (bench_serving.py at v0.5.14).
+const MORE_PERCENTILES_FROM: Version = Version::new(0, 5, 14);
 
 const fn span(from: Version, until: Version) -> Span {
     Span { from, until }
@@ -79,6 +81,7 @@ const INPUT_VISION: &[Span] = &[span(INPUT_SPLIT_FROM, E2E_TAIL_FROM)];
 const PEAKS: &[Span] = &[span(PEAKS_FROM, V_MAX)];
 const ACCEPT_LENGTH: &[Span] = &[span(ACCEPT_LENGTH_FROM, V_MAX)];
 const E2E_TAIL: &[Span] = &[span(E2E_TAIL_FROM, V_MAX)];
+const MORE_PERCENTILES: &[Span] = &[span(MORE_PERCENTILES_FROM, V_MAX)];
 
 /// Where a field's value comes from and how Python formats it.
 #[derive(Clone, Copy)]
@@ -156,19 +159,25 @@ const LAYOUT: &[Row] = &[
     f2("Mean E2E Latency (ms):", |m| m.e2e_ms.mean, ALWAYS),
     f2("Median E2E Latency (ms):", |m| m.e2e_ms.median, ALWAYS),
     f2("P90 E2E Latency (ms):", |m| m.e2e_ms.p90, E2E_TAIL),
+    f2("P95 E2E Latency (ms):", |m| m.e2e_ms.p95, MORE_PERCENTILES),
     f2("P99 E2E Latency (ms):", |m| m.e2e_ms.p99, E2E_TAIL),
     section("Time to First Token", ALWAYS),
     f2("Mean TTFT (ms):", |m| m.ttft_ms.mean, ALWAYS),
     f2("Median TTFT (ms):", |m| m.ttft_ms.median, ALWAYS),
+    f2("P90 TTFT (ms):", |m| m.ttft_ms.p90, MORE_PERCENTILES),
+    f2("P95 TTFT (ms):", |m| m.ttft_ms.p95, MORE_PERCENTILES),
     f2("P99 TTFT (ms):", |m| m.ttft_ms.p99, ALWAYS),
     section("Time per Output Token (excl. 1st token)", TPOT),
     f2("Mean TPOT (ms):", |m| m.tpot_ms.mean, TPOT),
     f2("Median TPOT (ms):", |m| m.tpot_ms.median, TPOT),
+    f2("P90 TPOT (ms):", |m| m.tpot_ms.p90, MORE_PERCENTILES),
+    f2("P95 TPOT (ms):", |m| m.tpot_ms.p95, MORE_PERCENTILES),
     f2("P99 TPOT (ms):", |m| m.tpot_ms.p99, TPOT),
     section("Inter-token Latency", ITL_V1),
     section("Inter-Token Latency", ITL_V2),
     f2("Mean ITL (ms):", |m| m.itl_ms.mean, ALWAYS),
     f2("Median ITL (ms):", |m| m.itl_ms.median, ALWAYS),
+    f2("P90 ITL (ms):", |m| m.itl_ms.p90, MORE_PERCENTILES),
     f2("P95 ITL (ms):", |m| m.itl_ms.p95, ITL_V2),
     f2("P99 ITL (ms):", |m| m.itl_ms.p99, ALWAYS),
     f2("Max ITL (ms):", |m| m.itl_ms.max, ITL_V2),

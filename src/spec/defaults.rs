@@ -3,6 +3,8 @@
 //! backend and page size. See reference A.3, A.5, A.6. From 0.5.10 piecewise CUDA graphs
 //! (prefill/extend graphs) are on by default and their capture buffers enter the
 //! `mem_fraction_static` reserve ([`piecewise_cuda_graph_default`], [`piecewise_reserve_mib`]).
+//! From 0.5.14 the graph settings live in `cuda_graph_config` ([`GRAPH_CONFIG_FROM`]); from
+//! 0.5.15 the reserve depends on the PD role ([`PD_ROLE_RESERVE_FROM`]).
 use super::hardware::Arch;
 use super::version::Version;
 
@@ -25,7 +27,37 @@ pub struct DefaultsInput {
     /// Memory reserved for a speculative draft, MiB (0 without speculation; see
     /// `spec::speculative::reserve_mib`).
     pub spec_reserve_mib: f64,
+    /// The server's side in a PD deployment (`--disaggregation-mode`), `None` colocated.
+    pub pd_role: Option<PdRole>,
+    /// Decode CUDA graphs on (not `--disable-cuda-graph`, not a PD prefill server).
+    pub decode_graphs: bool,
+    /// `--max-running-requests` as given (the speculative default of 48 is set later).
+    pub max_running_requests: Option<u64>,
+    /// `--speculative-num-draft-tokens` as given (its default is set later).
+    pub num_draft_tokens: Option<u64>,
 }
+
+/// A PD server's side (`--disaggregation-mode prefill|decode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PdRole {
+    Prefill,
+    Decode,
+}
+
+/// First release reading the graph settings from `cuda_graph_config` (one prefill and one
+/// decode phase; server_args.py at v0.5.14, `_parse_cuda_graph_config`): `--disable-cuda-graph`
+/// turns the prefill (piecewise) graphs off too, so their reserve goes; the speculative draft
+/// reserve leaves `_handle_gpu_memory_settings` (draft weights are loaded before the KV pool is
+/// sized and the target's KV cell grows by the draft's layers: `spec::server`); a given
+/// `--max-running-requests` caps the request pool at half the KV pool instead of the estimate.
+pub const GRAPH_CONFIG_FROM: Version = Version::new(0, 5, 14);
+
+/// First release sizing the `mem_fraction_static` reserve by PD role (server_args.py at
+/// v0.5.15, `_handle_gpu_memory_settings`): a decode server reserves activations for
+/// max(running requests × draft tokens, 2048) tokens instead of the chunk, a prefill server and
+/// any server without decode graphs reserve nothing for them, and a prefill server nothing for
+/// DP attention's padding.
+pub const PD_ROLE_RESERVE_FROM: Version = Version::new(0, 5, 15);
 
 /// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
 /// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
@@ -248,8 +280,20 @@ pub fn mem_fraction_static(
             + i.spec_reserve_mib;
         return round3((g - r) / g);
     }
-    let mut r = 512.0 + (chunk.max(2048) as f64) * 1.5 + cg_max_bs as f64 * 2.0 + ps / 8.0 * 1024.0;
-    if i.dp_attention > 0 {
+    let role_rules = i.version >= PD_ROLE_RESERVE_FROM;
+    let activation_tokens = match i.pd_role {
+        Some(PdRole::Decode) if role_rules => {
+            let running = i.max_running_requests.unwrap_or(cg_max_bs).max(1);
+            running * i.num_draft_tokens.unwrap_or(1).max(1)
+        }
+        _ => chunk,
+    };
+    let decode_side = !(role_rules && i.pd_role == Some(PdRole::Prefill));
+    let mut r = 512.0 + (activation_tokens.max(2048) as f64) * 1.5 + ps / 8.0 * 1024.0;
+    if decode_side && (i.decode_graphs || !role_rules) {
+        r += cg_max_bs as f64 * 2.0;
+    }
+    if i.dp_attention > 0 && decode_side {
         let bs_dp = (cg_max_bs * i.dp_attention) as f64;
         r += bs_dp * 3.0 + if cg_max_bs > 300 { bs_dp * 1.5 } else { 0.0 };
     }
@@ -375,6 +419,10 @@ mod tests {
             version: ver.parse().unwrap(),
             dp_attention: 0,
             spec_reserve_mib: 0.0,
+            pd_role: None,
+            decode_graphs: true,
+            max_running_requests: None,
+            num_draft_tokens: None,
         }
     }
     fn mfs(g: f64, tp: u64, ver: &str) -> (f64, u64, Option<u64>) {

@@ -4,6 +4,7 @@
 //! [`PdFlags`] is what the user gives (flags or the `pd:` section of a scenario file);
 //! [`PdConfig`] the resolved deployment, including the per-request transfer arithmetic.
 use super::bundled::load_hardware;
+use super::defaults::PdRole;
 use super::hardware::HardwareProfile;
 pub use super::hardware::PdTransferLink;
 use super::model::ModelSpec;
@@ -236,12 +237,22 @@ impl PdConfig {
         let decode_hw = side_hw(&pd.decode_hardware)?;
         let prefill = PdSide {
             replicas: replicas("--prefill-replicas", pd.prefill_replicas)?,
-            server: ServerConfig::resolve(&prefill_flags, &prefill_hw, model)?,
+            server: ServerConfig::resolve_as(
+                &prefill_flags,
+                &prefill_hw,
+                model,
+                Some(PdRole::Prefill),
+            )?,
             hardware: prefill_hw,
         };
         let decode = PdSide {
             replicas: replicas("--decode-replicas", pd.decode_replicas)?,
-            server: ServerConfig::resolve(&decode_flags, &decode_hw, model)?,
+            server: ServerConfig::resolve_as(
+                &decode_flags,
+                &decode_hw,
+                model,
+                Some(PdRole::Decode),
+            )?,
             hardware: decode_hw,
         };
         let policy = match pd.pd_policy.as_deref() {

@@ -1,7 +1,7 @@
 //! SGLang server settings (`launch_server` flag names) and their resolution into the concrete
 //! values the scheduler uses: defaults by version, KV pool size and running-request cap derived
 //! exactly as SGLang derives them (reference A.2, A.3).
-use super::defaults::{self, DefaultsInput};
+use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
@@ -72,6 +72,11 @@ pub struct ServerConfig {
     /// Speculative decoding, when on (`--speculative-algorithm`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<SpeculativeConfig>,
+    /// Request slots a PD decode server keeps for pre-allocated requests beyond
+    /// `max_running_requests` (`pre_alloc_size`): 2 × the cap when it is ≤ 32, else 0; from
+    /// 0.5.14 (`disaggregation_decode_extra_slots`, pd_disaggregation_hook.py at v0.5.14,
+    /// line 68) only when `--max-running-requests` is given (2 × its per-DP-worker share).
+    pub decode_prealloc_slots: u64,
     /// Draft KV bytes per token per rank (0 without a draft model): the draft pool has as many
     /// token slots as the target's, with the draft's layers only.
     #[serde(skip_serializing_if = "is_zero")]
@@ -127,6 +132,17 @@ impl ServerConfig {
         flags: &ServerFlags,
         hw: &HardwareProfile,
         model: &ModelSpec,
+    ) -> Result<ServerConfig> {
+        Self::resolve_as(flags, hw, model, None)
+    }
+
+    /// [`ServerConfig::resolve`] for one side of a PD deployment (`--disaggregation-mode`;
+    /// `None`: colocated).
+    pub fn resolve_as(
+        flags: &ServerFlags,
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        pd_role: Option<PdRole>,
     ) -> Result<ServerConfig> {
         let version = flags
             .sglang_version
@@ -199,6 +215,10 @@ impl ServerConfig {
                 .as_ref()
                 .filter(|_| version >= Version::new(0, 4, 7))
                 .map_or(0.0, |s| speculative::reserve_mib(s.algorithm, version)),
+            pd_role,
+            decode_graphs: !flags.disable_cuda_graph,
+            max_running_requests: flags.max_running_requests,
+            num_draft_tokens: flags.speculative.speculative_num_draft_tokens,
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
@@ -246,7 +266,9 @@ impl ServerConfig {
             &model.architecture,
             dp_attention,
             spec.is_some(),
-            flags.disable_piecewise_cuda_graph,
+            // 0.5.14+: `--disable-cuda-graph` disables both graph phases.
+            flags.disable_piecewise_cuda_graph
+                || (flags.disable_cuda_graph && version >= GRAPH_CONFIG_FROM),
         );
         let mem_fraction_static = match flags.mem_fraction_static {
             Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
@@ -330,7 +352,14 @@ impl ServerConfig {
                 model.name, hw.name
             )));
         }
-        let available_gib = free0_gib - weights_gib - hw.memory.runtime_reserved_gib;
+        // 0.5.14+: the draft's weights are loaded before the KV pool is sized (they come out
+        // of the pool, not out of a reserve in the default `mem_fraction_static`).
+        let draft_weights_gib = match &spec {
+            Some(s) if version >= GRAPH_CONFIG_FROM => s.draft_weight_bytes_per_rank / GIB,
+            _ => 0.0,
+        };
+        let available_gib =
+            free0_gib - weights_gib - draft_weights_gib - hw.memory.runtime_reserved_gib;
         let rest_at = |f: f64| available_gib - free0_gib * (1.0 - f);
         let mut notes = Vec::new();
         let mem_fraction_static =
@@ -347,8 +376,14 @@ impl ServerConfig {
                 mem_fraction_static
             };
         let rest_gib = rest_at(mem_fraction_static);
+        let pool_cell_bytes = speculative::pool_cell_bytes(
+            spec.as_ref(),
+            kv_bytes_per_token,
+            model.num_layers,
+            version,
+        );
         let mut kv_pool_tokens = if rest_gib > 0.0 {
-            (rest_gib * GIB / kv_bytes_per_token).floor() as u64
+            (rest_gib * GIB / pool_cell_bytes).floor() as u64
         } else {
             0
         };
@@ -388,6 +423,12 @@ impl ServerConfig {
         // request pool is min(cap / dp, estimate), or min(estimate, token capacity / 2).
         let req_pool_size = if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM {
             match user_running {
+                // 0.5.14+ (`_resolve_max_num_reqs` at v0.5.14): capped by half the KV pool,
+                // no longer by the estimate.
+                Some(u) if version >= GRAPH_CONFIG_FROM => {
+                    let per_worker = if dp_attention { u / dp } else { u };
+                    per_worker.min(kv_pool_tokens / 2).max(1)
+                }
                 Some(u) if dp_attention => (u / dp).max(1).min(estimated_reqs),
                 Some(u) => u.min(estimated_reqs),
                 None => estimated_reqs.min((kv_pool_tokens / 2).max(1)),
@@ -420,7 +461,8 @@ impl ServerConfig {
             .as_ref()
             .and_then(|s| s.draft.as_ref())
             .map_or(0.0, |d| d.kv_bytes_per_token_per_rank(attn_tp, kv_dtype));
-        if let Some(s) = &spec {
+        // 0.5.14+ sizes the draft's weights and KV share into the target's pool itself.
+        if let Some(s) = spec.as_ref().filter(|_| version < GRAPH_CONFIG_FROM) {
             check_draft_fits(
                 s,
                 draft_kv_bytes_per_token,
@@ -431,6 +473,12 @@ impl ServerConfig {
         }
         notes.extend(notes_spec);
         let spec_on = spec.is_some();
+        let small_cap_slots = |cap: u64| if cap <= 32 { 2 * cap } else { 0 };
+        let decode_prealloc_slots = match flags.max_running_requests {
+            _ if version < GRAPH_CONFIG_FROM => small_cap_slots(max_running_requests),
+            Some(u) => small_cap_slots(u / dp),
+            None => 0,
+        };
         Ok(ServerConfig {
             version,
             tp,
@@ -444,8 +492,9 @@ impl ServerConfig {
             schedule_policy,
             schedule_conservativeness,
             radix_cache: !flags.disable_radix_cache,
-            // Speculation forces mixed chunks off (0.4.7+) and, with spec v1 (every version
-            // servesim models), the overlap scheduler off.
+            // Speculation forces mixed chunks off (0.4.7+) and runs without the overlap
+            // scheduler (spec v1). SGLang's default from 0.5.11 is the overlapped spec v2
+            // (`SGLANG_ENABLE_SPEC_V2` on, the only worker from 0.5.14): not modelled.
             mixed_chunk: flags.enable_mixed_chunk && !spec_on,
             overlap_schedule: !flags.disable_overlap_schedule
                 && !spec_on
@@ -463,6 +512,7 @@ impl ServerConfig {
             dp_attention,
             router,
             speculative: spec,
+            decode_prealloc_slots,
             draft_kv_bytes_per_token,
             notes,
             vllm: None,

@@ -51,13 +51,34 @@ pub fn capture_batch_sizes(version: Version, gpu_mem_mib: f64, max_bs: Option<u6
 /// GPU memory SGLang reserves for the draft in its `mem_fraction_static` default, MiB
 /// (`_handle_gpu_memory_settings`, 0.4.8+: +2 GB for the EAGLE family, +6 GB STANDALONE,
 /// nothing for NGRAM; the EAGLE family's reserve is 4 GB from 0.5.10, server_args.py at
-/// v0.5.10).
+/// v0.5.10; none from 0.5.14, which loads the draft before sizing the KV pool).
 pub fn reserve_mib(a: SpecAlgorithm, version: Version) -> f64 {
+    if version >= defaults::GRAPH_CONFIG_FROM {
+        return 0.0;
+    }
     match a {
         SpecAlgorithm::Standalone => 6.0 * 1024.0,
         SpecAlgorithm::Ngram => 0.0,
         _ if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM => 4.0 * 1024.0,
         _ => 2.0 * 1024.0,
+    }
+}
+
+/// Bytes per token the target's KV pool is sized with: its own cell, and from 0.5.14 for a
+/// draft model with KV layers (EAGLE family, STANDALONE; not NGRAM) the cell grown by the
+/// draft's share, `int(cell × (1 + draft_layers / layers))` (pool_configurator.py at v0.5.14:
+/// the draft's KV is assumed to have the target's per-layer size).
+pub fn pool_cell_bytes(
+    spec: Option<&SpeculativeConfig>,
+    cell_bytes: f64,
+    layers: u64,
+    version: Version,
+) -> f64 {
+    match spec.and_then(|s| s.draft.as_ref()) {
+        Some(d) if version >= defaults::GRAPH_CONFIG_FROM && d.num_layers > 0 && layers > 0 => {
+            (cell_bytes * (1.0 + d.num_layers as f64 / layers as f64)).floor()
+        }
+        _ => cell_bytes,
     }
 }
 

@@ -30,10 +30,10 @@ impl Version {
             stage: 2 + post,
         }
     }
-    /// The newest SGLang version whose behaviour servesim models; the default everywhere.
-    /// Server defaults and bench_serving rules were checked release by release up to here
-    /// (PyPI packages of 0.5.8 … 0.5.13.post1; see `spec::defaults` and README "SGLang
-    /// versions after 0.5.8").
+    /// The default SGLang version everywhere. Server defaults and bench_serving rules were
+    /// checked release by release up to the last of [`Version::KNOWN`] (PyPI packages of
+    /// 0.5.8 … 0.5.15.post1; see `spec::defaults` and README "SGLang versions after 0.5.8");
+    /// the default stays at 0.5.13.post1 (see README for why).
     pub const NEWEST: Version = Version::post(0, 5, 13, 1);
     /// Versions servesim knows, oldest first (shown in errors and `--help`).
     pub const KNOWN: &'static [&'static str] = &[
@@ -63,8 +63,17 @@ impl Version {
         "0.5.12",
         "0.5.13",
         "0.5.13.post1",
+        "0.5.14",
+        "0.5.15",
+        "0.5.15.post1",
     ];
 }
+
+/// Why SGLang releases after the newest of [`Version::KNOWN`] are refused (read from the PyPI
+/// packages of 0.5.16 … 0.5.23, not modelled yet).
+const NEWER_NOT_MODELLED: &str = "0.5.16 makes breakable prefill CUDA graphs the CUDA default \
+     (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool sizing; \
+     later releases are not checked yet";
 
 impl Version {
     /// `self` if servesim models it: between the oldest and the newest of [`Version::KNOWN`]
@@ -78,11 +87,16 @@ impl Version {
         if (oldest..=newest).contains(&self) {
             return Ok(self);
         }
+        let why = if self > newest {
+            format!(" ({NEWER_NOT_MODELLED})")
+        } else {
+            String::new()
+        };
         Err(crate::error::Error::invalid(
             format!("{flag} {self}"),
             flag.trim_start_matches('-').replace('-', "_"),
             format!(
-                "servesim models versions {oldest} to {newest}; known: {}",
+                "servesim models versions {oldest} to {newest}{why}; known: {}",
                 Version::KNOWN.join(", ")
             ),
         ))
@@ -182,17 +196,20 @@ mod tests {
                 .check_known("--sglang-version")
         };
         // Released after 0.5.8 and checked: accepted, as are post-releases in between.
-        for s in ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.13", "0.5.13.post1"] {
+        for s in ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.13.post1", "0.5.14"] {
             assert!(ok(s).is_ok(), "{s}");
         }
         assert_eq!(
             Version::KNOWN.last().unwrap().parse::<Version>().unwrap(),
-            Version::NEWEST
+            Version::post(0, 5, 15, 1)
         );
-        // 0.5.14 (released, not checked) is refused with the range in the message.
-        let e = ok("0.5.14").unwrap_err().to_string();
+        // The default stays the last release whose every changed rule is modelled.
+        assert!(Version::KNOWN.contains(&Version::NEWEST.to_string().as_str()));
+        // 0.5.16 (released, not modelled: breakable prefill graphs by default) is refused
+        // with the range in the message.
+        let e = ok("0.5.16").unwrap_err().to_string();
         assert!(
-            e.contains("--sglang-version 0.5.14") && e.contains("0.3.0 to 0.5.13.post1"),
+            e.contains("--sglang-version 0.5.16") && e.contains("0.3.0 to 0.5.15.post1"),
             "{e}"
         );
     }

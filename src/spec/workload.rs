@@ -93,7 +93,7 @@ pub struct ClientFlags {
     /// --request-rate is given.
     #[arg(long, value_parser = count_arg::<0, MAX_COUNT>)]
     pub max_concurrency: Option<u64>,
-    /// numpy / Python RNG seed (default 1).
+    /// numpy / Python RNG seed (default 1; 42 from bench_serving 0.5.14; vLLM's clients 0).
     #[arg(long, value_parser = count_arg::<0, MAX_SEED>)]
     pub seed: Option<u64>,
     /// bench_serving version whose behaviour applies (default: --sglang-version).
@@ -527,14 +527,15 @@ impl ClientConfig {
                 "must be > 0 or inf",
             ));
         }
-        // vLLM's clients default to seed 0 and 128 output tokens.
-        let seed = bounded(
-            "seed",
-            f.seed,
-            if kind.is_vllm() { 0 } else { 1 },
-            0,
-            MAX_SEED,
-        )?;
+        // vLLM's clients default to seed 0 and 128 output tokens; bench_serving to 1, then 42.
+        let default_seed = if kind.is_vllm() {
+            0
+        } else if bench_version >= SEED_42_SINCE {
+            42
+        } else {
+            1
+        };
+        let seed = bounded("seed", f.seed, default_seed, 0, MAX_SEED)?;
         if let Some(us) = f
             .client_send_us
             .filter(|us| !(us.is_finite() && (0.0..=MAX_SEND_US).contains(us)))
@@ -582,6 +583,10 @@ impl ClientConfig {
         })
     }
 }
+
+/// The first bench_serving version whose `--seed` defaults to 42 (1 before; bench_serving.py
+/// at v0.5.14: `parser.add_argument("--seed", type=int, default=42, ...)`).
+pub const SEED_42_SINCE: Version = Version::new(0, 5, 14);
 
 /// The first bench_serving version with ShareGPT's relaxed filter (prompt and output ≥ 2)
 /// and the `--sharegpt-context-len` flag.

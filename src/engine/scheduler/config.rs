@@ -18,6 +18,8 @@ pub struct SchedulerConfig {
     pub chunked_prefill_size: Option<u64>,
     pub max_prefill_tokens: u64,
     pub max_running_requests: u64,
+    /// PD decode server: request slots beyond the running cap for pre-allocated requests.
+    pub decode_prealloc_slots: u64,
     /// KV pool size in tokens.
     pub kv_pool_tokens: u64,
     /// Captured decode batch sizes, ascending (empty without CUDA graphs).
@@ -50,6 +52,7 @@ impl SchedulerConfig {
             chunked_prefill_size: cfg.chunked_prefill_size,
             max_prefill_tokens: cfg.max_prefill_tokens,
             max_running_requests: cfg.max_running_requests,
+            decode_prealloc_slots: cfg.decode_prealloc_slots,
             kv_pool_tokens: cfg.kv_pool_tokens,
             cuda_graph_batch_sizes: cfg.cuda_graph_batch_sizes.clone(),
             spec: cfg.speculative.as_ref().map(|s| SpecDecode {

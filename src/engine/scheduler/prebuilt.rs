@@ -42,15 +42,10 @@ impl Scheduler {
         self.kv_free() as i64 - (reserved * holders) as i64 - retracted as i64
     }
 
-    /// Request slots a decode server has for running + pre-allocated requests: the running cap,
-    /// plus `pre_alloc_size = 2 × max_running` extra slots when the cap is ≤ 32.
+    /// Request slots a decode server has for running + pre-allocated requests: the running cap
+    /// plus `pre_alloc_size` (`spec::server::ServerConfig::decode_prealloc_slots`).
     fn pd_slots(&self) -> u64 {
-        let cap = self.cfg.max_running_requests;
-        if cap <= 32 {
-            3 * cap
-        } else {
-            cap
-        }
+        self.cfg.max_running_requests + self.cfg.decode_prealloc_slots
     }
 
     /// `resume_retracted_reqs`: retracted requests come back FIFO (KV reloaded from the CPU)

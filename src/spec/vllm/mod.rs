@@ -407,6 +407,7 @@ pub fn resolve(
         router: LoadBalanceMethod::ShortestQueue,
         // servesim's vLLM engine has no speculative decoding (refused by `spec::engine`).
         speculative: None,
+        decode_prealloc_slots: 0,
         draft_kv_bytes_per_token: 0.0,
         notes: Vec::new(),
         vllm: Some(cfg),
