@@ -9,6 +9,7 @@
 //! speculative-decoding step with a target and a draft instance of the same backend.
 pub mod breakdown;
 pub mod collective;
+pub mod expert_parallel;
 pub mod kernels;
 pub mod moe_config;
 pub mod overheads;

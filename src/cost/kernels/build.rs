@@ -33,6 +33,17 @@ fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
     }
 }
 
+/// The (moe_tp, moe_ep) rows of the MoE table that price this server's experts directly: its
+/// EP layout when EPLB is off (the table's routing is AIConfigurator's imbalanced power law;
+/// with EPLB the TP-sharded rows at the busiest rank's tokens stand in, `cost::expert_parallel`).
+fn expert_parallel_table(server: &ServerConfig) -> Option<(u64, u64)> {
+    server
+        .expert_parallel
+        .as_ref()
+        .filter(|e| !e.eplb && e.ep_size > 1)
+        .map(|e| (e.moe_tp, e.ep_size))
+}
+
 fn kv_name(k: KvDtype) -> &'static str {
     match k {
         KvDtype::Bf16 => "bf16",
@@ -218,25 +229,34 @@ impl KernelCost {
                 gqa(db, "context_attention", model, server),
             )
         };
+        let ep_table = expert_parallel_table(server);
+        let mut experts_ep_measured = false;
         let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
             (Some(m), Some(d)) => {
-                let want = [
-                    s(d),
-                    s(model.hidden_size),
-                    s(m.expert_intermediate_size),
-                    s(m.experts_per_token),
-                    s(m.num_experts),
-                    s(tp),
-                    s(1),
-                ];
-                match db.curve("moe", &want) {
-                    Some(c) => (
+                let want = |(moe_tp, ep): (u64, u64)| {
+                    [
+                        s(d),
+                        s(model.hidden_size),
+                        s(m.expert_intermediate_size),
+                        s(m.experts_per_token),
+                        s(m.num_experts),
+                        s(moe_tp),
+                        s(ep),
+                    ]
+                };
+                let ep_curve = ep_table.and_then(|k| db.curve("moe", &want(k)).map(|c| (c, k)));
+                match ep_curve.or_else(|| db.curve("moe", &want((tp, 1))).map(|c| (c, (tp, 1)))) {
+                    Some((c, (moe_tp, ep))) => {
+                        experts_ep_measured = ep > 1;
+                        (
                         Some(c),
                         format!(
-                            "moe table {d}, E={} top-{} inter {} moe_tp {tp}",
-                            m.num_experts, m.experts_per_token, m.expert_intermediate_size
+                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}",
+                            m.num_experts, m.experts_per_token, m.expert_intermediate_size,
+                            if ep > 1 { format!(" moe_ep {ep} (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") } else { String::new() }
                         ),
-                    ),
+                    )
+                    }
                     None => (
                         None,
                         format!(
@@ -284,6 +304,7 @@ impl KernelCost {
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),
+            experts_ep_measured,
             experts,
             experts_note,
             lm_head: linear(db, ops::lm_head(model, tp), dtypes),
