@@ -33,15 +33,27 @@ fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
     }
 }
 
-/// The (moe_tp, moe_ep) rows of the MoE table that price this server's experts directly: its
-/// EP layout when EPLB is off (the table's routing is AIConfigurator's imbalanced power law;
-/// with EPLB the TP-sharded rows at the busiest rank's tokens stand in, `cost::expert_parallel`).
-fn expert_parallel_table(server: &ServerConfig) -> Option<(u64, u64)> {
-    server
-        .expert_parallel
-        .as_ref()
-        .filter(|e| !e.eplb && e.ep_size > 1)
-        .map(|e| (e.moe_tp, e.ep_size))
+/// The (moe_tp, moe_ep) rows of the MoE table to try for this server's experts, best first,
+/// each with the factor its token axis takes over the step's tokens (the roofline's busiest
+/// rank `imbalance` otherwise): without EP the TP rows; with EP and EPLB off the EP rows
+/// themselves (AIConfigurator's power-law routing is the measured imbalance, factor 1); then
+/// one rank's slice as the single-rank rows of its width, `(moe_tp, 1)` at the busiest rank's
+/// `T × imbalance / ep` tokens (the same token-expert pairs at the same expert width); last
+/// the TP-sharded rows at `T × imbalance`.
+fn moe_rows_to_try(server: &ServerConfig, imbalance: f64) -> Vec<((u64, u64), f64)> {
+    let tp = server.tp;
+    match server.expert_parallel.as_ref().filter(|e| e.ep_size > 1) {
+        None => vec![((tp, 1), imbalance)],
+        Some(e) => {
+            let mut v = Vec::new();
+            if !e.eplb {
+                v.push(((e.moe_tp, e.ep_size), 1.0));
+            }
+            v.push(((e.moe_tp, 1), imbalance / e.ep_size as f64));
+            v.push(((tp, 1), imbalance));
+            v
+        }
+    }
 }
 
 fn kv_name(k: KvDtype) -> &'static str {
@@ -229,8 +241,8 @@ impl KernelCost {
                 gqa(db, "context_attention", model, server),
             )
         };
-        let ep_table = expert_parallel_table(server);
-        let mut experts_ep_measured = false;
+        let imbalance = roof.ep_rows(1.0);
+        let mut experts_rows_scale = imbalance;
         let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
             (Some(m), Some(d)) => {
                 let want = |(moe_tp, ep): (u64, u64)| {
@@ -244,16 +256,20 @@ impl KernelCost {
                         s(ep),
                     ]
                 };
-                let ep_curve = ep_table.and_then(|k| db.curve("moe", &want(k)).map(|c| (c, k)));
-                match ep_curve.or_else(|| db.curve("moe", &want((tp, 1))).map(|c| (c, (tp, 1)))) {
-                    Some((c, (moe_tp, ep))) => {
-                        experts_ep_measured = ep > 1;
+                let found = moe_rows_to_try(server, imbalance)
+                    .into_iter()
+                    .find_map(|(k, scale)| db.curve("moe", &want(k)).map(|c| (c, k, scale)));
+                match found {
+                    Some((c, (moe_tp, ep), scale)) => {
+                        experts_rows_scale = scale;
                         (
                         Some(c),
                         format!(
                             "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}",
                             m.num_experts, m.experts_per_token, m.expert_intermediate_size,
-                            if ep > 1 { format!(" moe_ep {ep} (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") } else { String::new() }
+                            if ep > 1 { format!(" moe_ep {ep} (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
+                            else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }
+                            else { String::new() }
                         ),
                     )
                     }
@@ -304,7 +320,7 @@ impl KernelCost {
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),
-            experts_ep_measured,
+            experts_rows_scale,
             experts,
             experts_note,
             lm_head: linear(db, ops::lm_head(model, tp), dtypes),

@@ -150,9 +150,10 @@ pub struct KernelCost {
     moe_dense: Vec<Linear>,
     experts: Option<Curve>,
     experts_note: String,
-    /// `experts` is the table's expert-parallel curve, whose routing already carries the
-    /// load imbalance (else the busiest EP rank's tokens are scaled, `cost::expert_parallel`).
-    experts_ep_measured: bool,
+    /// The `experts` curve's tokens per step token: 1 without EP or on the table's own EP rows
+    /// (their routing carries the imbalance), else the busiest EP rank's share
+    /// (`build::moe_rows_to_try`, `cost::expert_parallel`).
+    experts_rows_scale: f64,
     lm_head: Linear,
     decode_attn: Attention,
     prefill_attn: Attention,
@@ -207,14 +208,9 @@ impl KernelCost {
         if rows <= 0.0 || self.moe_layers == 0.0 {
             return 0.0;
         }
-        let rows = if self.experts_ep_measured {
-            rows
-        } else {
-            self.roof.ep_rows(rows)
-        };
         match &self.experts {
             Some(c) => {
-                let (v, out) = c.at(rows);
+                let (v, out) = c.at(rows * self.experts_rows_scale);
                 if out {
                     *x |= X_MOE;
                 }
@@ -224,7 +220,7 @@ impl KernelCost {
                 }
             }
             // The roofline applies the untuned-config slowdown itself.
-            None => self.roof.experts_op_ns(rows),
+            None => self.roof.experts_op_ns(self.roof.ep_rows(rows)),
         }
     }
 
