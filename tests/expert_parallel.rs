@@ -460,3 +460,59 @@ fn a_deepep_dp_attention_run_is_deterministic_and_conserves_requests() {
     };
     assert_ne!(go(&plain).metrics, a.metrics);
 }
+
+#[test]
+fn launch_lines_carry_the_ep_flags_of_the_version() {
+    let line = |version: &str, engine: Option<&str>, e: ExpertParallelFlags| {
+        let f = ServerFlags {
+            tp: Some(8),
+            mem_fraction_static: (engine.is_none()).then_some(0.85),
+            sglang_version: engine.is_none().then(|| version.parse().unwrap()),
+            engine: engine.map(String::from),
+            expert_parallel: e,
+            ..Default::default()
+        };
+        let sc = Scenario::resolve(
+            &ScenarioFile::default(),
+            Some("h200-sxm-141gb"),
+            Some("qwen3-30b-a3b"),
+            &f,
+            &ClientFlags::default(),
+        )
+        .unwrap();
+        servesim::plan::launch::render(&sc, servesim::plan::launch::Engine::of(&sc)).server
+    };
+    let eplb = ExpertParallelFlags {
+        enable_eplb: true,
+        ep_num_redundant_experts: Some(8),
+        ..deepep()
+    };
+    let new = line("0.5.6", None, eplb.clone());
+    assert!(
+        new.contains("--moe-a2a-backend deepep --enable-eplb --ep-num-redundant-experts 8"),
+        "{new}"
+    );
+    let old = line(
+        "0.4.9",
+        None,
+        ExpertParallelFlags {
+            enable_deepep_moe: true,
+            deepep_mode: Some("low_latency".into()),
+            ..Default::default()
+        },
+    );
+    assert!(
+        old.contains("--enable-deepep-moe --deepep-mode low_latency"),
+        "{old}"
+    );
+    assert!(line("0.5.6", None, ep(4)).contains("--ep-size 4"));
+    let vllm = line(
+        "",
+        Some("vllm"),
+        ExpertParallelFlags {
+            enable_expert_parallel: true,
+            ..Default::default()
+        },
+    );
+    assert!(vllm.contains("--enable-expert-parallel"), "{vllm}");
+}

@@ -419,6 +419,40 @@ impl ExpertParallel {
         })
     }
 
+    /// The SGLang `launch_server` flags that deploy this layout on `version` (name without
+    /// dashes, value or `None` for a switch): `--moe-a2a-backend deepep` from 0.5.0,
+    /// `--enable-deepep-moe` before; `--ep-size` otherwise.
+    pub fn sglang_launch_flags(&self, version: Version) -> Vec<(&'static str, Option<String>)> {
+        let mut v = Vec::new();
+        if self.a2a_backend == A2aBackend::Deepep {
+            if version >= Version::new(0, 5, 0) {
+                v.push(("moe-a2a-backend", Some("deepep".to_string())));
+            } else {
+                v.push(("enable-deepep-moe", None));
+            }
+            let mode = match self.deepep_mode {
+                DeepEpMode::Auto => None,
+                DeepEpMode::Normal => Some("normal"),
+                DeepEpMode::LowLatency => Some("low_latency"),
+            };
+            if let Some(m) = mode {
+                v.push(("deepep-mode", Some(m.to_string())));
+            }
+        } else if self.ep_size > 1 {
+            v.push(("ep-size", Some(self.ep_size.to_string())));
+        }
+        if self.eplb {
+            v.push(("enable-eplb", None));
+        }
+        if self.redundant_experts > 0 {
+            v.push((
+                "ep-num-redundant-experts",
+                Some(self.redundant_experts.to_string()),
+            ));
+        }
+        v
+    }
+
     /// DeepEP normal mode disables CUDA graphs (0.4.7+: "Cuda graph is disabled because
     /// deepep_mode=`normal`").
     pub fn disables_cuda_graph(&self, version: Version) -> bool {
