@@ -40,16 +40,21 @@ fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
 /// one rank's slice as the single-rank rows of its width, `(moe_tp, 1)` at the busiest rank's
 /// `T × imbalance / ep` tokens (the same token-expert pairs at the same expert width); last
 /// the TP-sharded rows at `T × imbalance`.
+///
+/// The EP rows count the tokens of the whole MoE group: SGLang's group is the server (the
+/// step's tokens), vLLM's spans its `dp` replicas, each priced on its own, so a replica's
+/// tokens are scaled by `ep · moe_tp / tp` (= dp, replicas assumed equally loaded).
 fn moe_rows_to_try(server: &ServerConfig, imbalance: f64) -> Vec<((u64, u64), f64)> {
     let tp = server.tp;
     match server.expert_parallel.as_ref().filter(|e| e.ep_size > 1) {
         None => vec![((tp, 1), imbalance)],
         Some(e) => {
+            let group = (e.ep_size * e.moe_tp) as f64 / tp as f64;
             let mut v = Vec::new();
             if !e.eplb {
-                v.push(((e.moe_tp, e.ep_size), 1.0));
+                v.push(((e.moe_tp, e.ep_size), group));
             }
-            v.push(((e.moe_tp, 1), imbalance / e.ep_size as f64));
+            v.push(((e.moe_tp, 1), group * imbalance / e.ep_size as f64));
             v.push(((tp, 1), imbalance));
             v
         }
@@ -267,7 +272,7 @@ impl KernelCost {
                         format!(
                             "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}",
                             m.num_experts, m.experts_per_token, m.expert_intermediate_size,
-                            if ep > 1 { format!(" moe_ep {ep} (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
+                            if ep > 1 { format!(" moe_ep {ep} at {scale:.4} × the step's tokens (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
                             else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }
                             else { String::new() }
                         ),
