@@ -181,7 +181,7 @@ impl EpCost {
     pub fn describe(&self, extend: bool) -> String {
         let l = &self.layout;
         let a2a = match l.deepep_kernel(extend) {
-            None => "no all-to-all (--moe-a2a-backend none: tokens reach experts through the TP all-reduce / DP-attention gather)".to_string(),
+            None => "no all-to-all (no DeepEP: tokens reach the experts through the TP all-reduce / DP-attention gather)".to_string(),
             Some(k) => format!(
                 "DeepEP {} dispatch (FP8, {:.4} B/element) + combine (bf16) of top-{} copies, {} node(s) × {} ranks: NVLink {:.0} GB/s{}, × collective {:.3}",
                 match k { DeepEpKernel::Normal => "normal", DeepEpKernel::LowLatency => "low-latency" },
@@ -192,7 +192,7 @@ impl EpCost {
             ),
         };
         format!(
-            "EP {} (moe_tp {}, {} redundant experts, EPLB {}): busiest rank × {:.2} routed tokens; {a2a}",
+            "EP {} (moe_tp {}, {} redundant experts, EPLB {}): busiest rank × {:.2} routed tokens (where a kernel table's EP rows price the experts, their routing stands instead); {a2a}",
             l.ep_size,
             l.moe_tp,
             l.redundant_experts,
