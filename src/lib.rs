@@ -64,6 +64,9 @@
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
 //!   `spec::bundled::model_from_path`;
+//! - expert parallelism (`--ep-size`, DeepEP, EPLB, vLLM's `--enable-expert-parallel`): flags,
+//!   version rules and expert bytes per rank in `spec::expert_parallel`, the MoE layer's busiest
+//!   rank and all-to-all in `cost::expert_parallel`;
 //! - an all-reduce across nodes priced: `cost::collective`; a big run estimated (and the event
 //!   cap scaled): `simulation::estimate`; tok/s per GPU vs per user and cost per 1M tokens:
 //!   `sweep::frontier`; the SGLang launch command of a plan: `plan::launch`.

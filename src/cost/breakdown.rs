@@ -16,6 +16,8 @@ pub enum Component {
     Moe,
     /// Tensor-parallel collectives.
     AllReduce,
+    /// Expert parallelism's DeepEP dispatch + combine (`cost::expert_parallel`).
+    AllToAll,
     /// The LM head over the logit rows.
     LmHead,
     /// Fixed GPU-side time: graph launch, sampling, per-layer floors and launches.
@@ -33,6 +35,7 @@ impl Component {
             Component::Attention => "attention",
             Component::Moe => "moe",
             Component::AllReduce => "all-reduce",
+            Component::AllToAll => "all-to-all",
             Component::LmHead => "lm-head",
             Component::GpuOverhead => "gpu-overhead",
             Component::Cpu => "cpu",

@@ -10,6 +10,7 @@
 pub mod breakdown;
 pub mod collective;
 pub mod eager_host;
+pub mod expert_parallel;
 pub mod kernels;
 pub mod moe_config;
 pub mod overheads;

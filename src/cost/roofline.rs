@@ -57,6 +57,8 @@ pub struct Roofline {
     /// Tuned routed-expert time at the untuned window's floor rows, when this deployment's
     /// fused MoE runs SGLang's default config ([`super::moe_config`]).
     untuned_moe_floor_ns: Option<f64>,
+    /// Expert parallelism's busiest-rank tokens and all-to-all ([`super::expert_parallel`]).
+    ep: Option<super::expert_parallel::EpCost>,
 }
 
 /// Largest message SGLang's custom all-reduce takes: `CustomAllreduce(max_size=8192 * 1024)`
@@ -159,6 +161,7 @@ impl Roofline {
                 shared_expert_params: sparse.shared_expert,
             }),
             untuned_moe_floor_ns: None,
+            ep: super::expert_parallel::EpCost::new(hw, model, server)?,
         }
         .with_untuned_moe(hw, model, server))
     }
@@ -395,10 +398,11 @@ impl Roofline {
             t += self.moe_layers
                 * (self.lin(self.moe_linear_params, rows)
                     + self.router_ns(rows)
-                    + self.experts_ns(rows));
+                    + self.experts_ns(self.ep_rows(rows)));
         }
         t = self.add_attention_layers(t, s);
-        t += self.num_layers * 2.0 * self.all_reduce_ns(rows);
+        let c = self.collectives(rows, s.prefill_reqs > 0);
+        t += c.all_reduce_ns + c.all_to_all_ns;
         let logits = s.logit_rows();
         self.add_head_and_fixed(t, logits, s.launch())
     }
@@ -436,9 +440,10 @@ impl Roofline {
             t += self.moe_layers
                 * (self.lin(d.shared_expert_params, gathered)
                     + self.router_ns(gathered)
-                    + self.experts_ns(gathered));
+                    + self.experts_ns(self.ep_rows(gathered)));
         }
-        t += self.num_layers * 2.0 * self.all_reduce_ns(gathered);
+        let c = self.collectives(gathered, busy().any(|s| s.prefill_reqs > 0));
+        t += c.all_reduce_ns + c.all_to_all_ns;
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
         self.add_head_and_fixed(t, logits, launch)
     }
@@ -483,6 +488,28 @@ impl Roofline {
         self.experts_ns(rows)
     }
 
+    /// The busiest EP rank's routed tokens for `rows` (`rows` without EP).
+    pub(crate) fn ep_rows(&self, rows: f64) -> f64 {
+        self.ep.as_ref().map_or(rows, |e| e.expert_rows(rows))
+    }
+
+    /// The step's all-reduces and EP all-to-all for `rows` tokens through the layers.
+    pub(crate) fn collectives(&self, rows: f64, extend: bool) -> super::expert_parallel::Comm {
+        let ar = self.all_reduce_ns(rows);
+        match &self.ep {
+            Some(e) => e.collectives(self.num_layers, ar, rows, extend),
+            None => super::expert_parallel::Comm {
+                all_reduce_ns: self.num_layers * 2.0 * ar,
+                all_to_all_ns: 0.0,
+            },
+        }
+    }
+
+    /// The EP price constants, when the server runs EP.
+    pub(crate) fn expert_parallel(&self) -> Option<&super::expert_parallel::EpCost> {
+        self.ep.as_ref()
+    }
+
     /// Attention kernels of every layer (full and sliding-window) for `s`.
     pub(crate) fn attention_op_ns(&self, s: &BatchShape) -> f64 {
         self.add_attention_layers(0.0, s)
@@ -515,12 +542,13 @@ impl Roofline {
         let on = |v: f64| if busy { v } else { 0.0 };
         let gemm = on(self.dense_layers * self.lin(self.dense_linear_params, rows)
             + self.moe_layers * (self.lin(self.moe_linear_params, rows) + self.router_ns(rows)));
-        let moe = on(self.moe_layers * self.experts_ns(rows));
+        let moe = on(self.moe_layers * self.experts_ns(self.ep_rows(rows)));
         let attention = on(self.add_attention_layers(0.0, s));
-        let all_reduce = on(self.num_layers * 2.0 * self.all_reduce_ns(rows));
+        let comm = self.collectives(rows, s.prefill_reqs > 0);
+        let (all_reduce, all_to_all) = (on(comm.all_reduce_ns), on(comm.all_to_all_ns));
         let logits = s.logit_rows();
         let lm_head = on(self.gemm_op_ns(self.lm_head_params, logits, true));
-        let fixed = time.gpu_ns - (gemm + moe + attention + all_reduce + lm_head);
+        let fixed = time.gpu_ns - (gemm + moe + attention + all_reduce + all_to_all + lm_head);
         let e = &self.hw.efficiency;
         let eff = |m: f64| e.gemm * m / (m + e.gemm_half_tokens);
         let prof = &self.hw.name;
@@ -529,7 +557,7 @@ impl Roofline {
             time_ns,
             detail,
         };
-        StepBreakdown {
+        let mut b = StepBreakdown {
             backend: "roofline".into(),
             items: vec![
                 item(Component::Gemm, gemm, format!(
@@ -546,12 +574,16 @@ impl Roofline {
                 item(Component::AllReduce, all_reduce, format!(
                     "roofline: all-reduce over tp {} {}: custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer",
                     self.tp, collective::describe(self.placement, &self.hw.link), self.hw.link.latency_ns, e.collective)),
+                item(Component::AllToAll, all_to_all, self.ep.as_ref().map_or("no expert parallelism".into(), |e| e.describe(s.prefill_reqs > 0))),
                 item(Component::LmHead, lm_head, format!("roofline: bf16 GEMM of {:.3e} params over {logits:.0} logit rows", self.lm_head_params)),
                 item(Component::GpuOverhead, fixed, "profile overheads: graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),
                 item(Component::Cpu, time.cpu_ns, "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into()),
             ],
             time,
-        }
+        };
+        b.items
+            .retain(|i| i.component != Component::AllToAll || self.ep.is_some());
+        b
     }
 }
 

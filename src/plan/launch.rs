@@ -142,6 +142,16 @@ pub fn sglang_launch_server(sc: &Scenario) -> String {
             l.arg("load-balance-method", "shortest_queue");
         }
     }
+    for (name, value) in s
+        .expert_parallel
+        .as_ref()
+        .map_or(Vec::new(), |e| e.sglang_launch_flags(s.version))
+    {
+        match value {
+            Some(v) => l.arg(name, v),
+            None => l.flag(name),
+        };
+    }
     if s.weight_format != m.weights {
         l.arg("quantization", quantization(s.weight_format));
     }
@@ -207,6 +217,9 @@ pub fn vllm_serve(sc: &Scenario) -> String {
         .arg("tensor-parallel-size", s.tp);
     if s.dp > 1 {
         l.arg("data-parallel-size", s.dp);
+    }
+    if s.expert_parallel.is_some() {
+        l.flag("enable-expert-parallel");
     }
     if s.weight_format != m.weights {
         l.arg("quantization", quantization(s.weight_format));

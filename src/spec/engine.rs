@@ -63,7 +63,7 @@ fn names_if_set(flags: &[(bool, &'static str)]) -> Vec<&'static str> {
 
 /// The SGLang-only flags `flags` sets (as typed on the command line).
 fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
-    names_if_set(&[
+    let mut names = names_if_set(&[
         (f.mem_fraction_static.is_some(), "--mem-fraction-static"),
         (f.chunked_prefill_size.is_some(), "--chunked-prefill-size"),
         (f.max_prefill_tokens.is_some(), "--max-prefill-tokens"),
@@ -92,13 +92,19 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
             !f.speculative.is_unset(),
             "--speculative-algorithm (servesim models speculative decoding for SGLang only)",
         ),
-    ])
+    ]);
+    names.extend(f.expert_parallel.sglang_only());
+    names
 }
 
 /// The vLLM-only flags `flags` sets.
 fn vllm_only(f: &ServerFlags) -> Vec<&'static str> {
     names_if_set(&[
         (f.vllm_version.is_some(), "--vllm-version"),
+        (
+            f.expert_parallel.enable_expert_parallel,
+            "--enable-expert-parallel",
+        ),
         (f.max_num_seqs.is_some(), "--max-num-seqs"),
         (
             f.max_num_batched_tokens.is_some(),

@@ -2,6 +2,7 @@
 //! values the scheduler uses: defaults by version, KV pool size and running-request cap derived
 //! exactly as SGLang derives them (reference A.2, A.3).
 use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
+use super::expert_parallel::ExpertParallel;
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
@@ -81,6 +82,10 @@ pub struct ServerConfig {
     /// token slots as the target's, with the draft's layers only.
     #[serde(skip_serializing_if = "is_zero")]
     pub draft_kv_bytes_per_token: f64,
+    /// Expert parallelism of the MoE layers, when on (`--ep-size` > 1, DeepEP, vLLM's
+    /// `--enable-expert-parallel`; `spec::expert_parallel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_parallel: Option<ExpertParallel>,
     /// Defaults servesim chose where SGLang's own would not run, one line each (printed as
     /// notes by `run`).
     pub notes: Vec<String>,
@@ -191,6 +196,13 @@ impl ServerConfig {
             model.check_tp(attn_tp)?;
         }
         let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
+        let (expert_parallel, ep_notes) = ExpertParallel::resolve_sglang(
+            &flags.expert_parallel,
+            version,
+            tp,
+            dp_attention,
+            model,
+        )?;
         let kv_dtype = match flags.kv_cache_dtype.as_deref() {
             None | Some("auto") => model.kv_cache_dtype,
             Some("bf16") | Some("bfloat16") | Some("fp16") => KvDtype::Bf16,
@@ -342,7 +354,10 @@ impl ServerConfig {
         let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format)
             + model.num_layers as f64
                 * (model.attention_params_per_rank(attn_tp) - model.attention_params_per_rank(tp))
-                * weight_format.bytes_per_param().0;
+                * weight_format.bytes_per_param().0
+            + expert_parallel.as_ref().map_or(0.0, |e| {
+                e.extra_weight_bytes_per_rank(model, tp, weight_format)
+            });
         let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(attn_tp, kv_dtype);
         let free0_gib = hw.memory.free_at_start_gib;
         let weights_gib = weight_bytes_per_rank / GIB;
@@ -361,7 +376,7 @@ impl ServerConfig {
         let available_gib =
             free0_gib - weights_gib - draft_weights_gib - hw.memory.runtime_reserved_gib;
         let rest_at = |f: f64| available_gib - free0_gib * (1.0 - f);
-        let mut notes = Vec::new();
+        let mut notes = ep_notes;
         let mem_fraction_static =
             if is_npu && flags.mem_fraction_static.is_none() && rest_at(mem_fraction_static) <= 0.0
             {
@@ -442,7 +457,11 @@ impl ServerConfig {
             .min(req_pool_size)
             .max(1);
 
-        let cuda_graph_batch_sizes = if flags.disable_cuda_graph {
+        let cuda_graph_batch_sizes = if flags.disable_cuda_graph
+            || expert_parallel
+                .as_ref()
+                .is_some_and(|e| e.disables_cuda_graph(version))
+        {
             Vec::new()
         } else {
             let mut l = match &spec {
@@ -514,6 +533,7 @@ impl ServerConfig {
             speculative: spec,
             decode_prealloc_slots,
             draft_kv_bytes_per_token,
+            expert_parallel,
             notes,
             vllm: None,
             fused_moe_tuned,

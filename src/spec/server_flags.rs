@@ -1,6 +1,7 @@
 //! SGLang's (and, with `--engine vllm`, vLLM's) server flags as a user gives them, by their
 //! `launch_server` / `vllm serve` names, and the field-wise merge of a scenario file's server
 //! section with the command line. Resolution into concrete values: `spec::server`.
+use super::expert_parallel::ExpertParallelFlags;
 use super::speculative::SpeculativeFlags;
 use super::version::Version;
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,11 @@ pub struct ServerFlags {
     #[command(flatten)]
     #[serde(default, skip_serializing_if = "SpeculativeFlags::is_unset")]
     pub speculative: SpeculativeFlags,
+    /// Expert parallelism (`--ep-size`, `--moe-a2a-backend`, …; vLLM's
+    /// `--enable-expert-parallel`; in a scenario file, an `expert-parallel:` map).
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "ExpertParallelFlags::is_unset")]
+    pub expert_parallel: ExpertParallelFlags,
     // --- servesim's own settings (not SGLang flags): which step-cost backend prices the run.
     /// Step-cost backend: kernels (measured SGLang kernel tables under the cross-GPU envelope;
     /// the default on the profiles that name `kernel_tables`: A100, H100, H200, B200) or
@@ -172,6 +178,7 @@ impl ServerFlags {
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
                 enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,
                 speculative: self.speculative.merged(&over.speculative),
+                expert_parallel: self.expert_parallel.merged(&over.expert_parallel),
                 enable_prefix_caching: over.enable_prefix_caching || self.enable_prefix_caching,
                 no_enable_prefix_caching: over.no_enable_prefix_caching || self.no_enable_prefix_caching,
                 enforce_eager: over.enforce_eager || self.enforce_eager,

@@ -33,6 +33,34 @@ fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
     }
 }
 
+/// The (moe_tp, moe_ep) rows of the MoE table to try for this server's experts, best first,
+/// each with the factor its token axis takes over the step's tokens (the roofline's busiest
+/// rank `imbalance` otherwise): without EP the TP rows; with EP and EPLB off the EP rows
+/// themselves (AIConfigurator's power-law routing is the measured imbalance, factor 1); then
+/// one rank's slice as the single-rank rows of its width, `(moe_tp, 1)` at the busiest rank's
+/// `T × imbalance / ep` tokens (the same token-expert pairs at the same expert width); last
+/// the TP-sharded rows at `T × imbalance`.
+///
+/// The EP rows count the tokens of the whole MoE group: SGLang's group is the server (the
+/// step's tokens), vLLM's spans its `dp` replicas, each priced on its own, so a replica's
+/// tokens are scaled by `ep · moe_tp / tp` (= dp, replicas assumed equally loaded).
+fn moe_rows_to_try(server: &ServerConfig, imbalance: f64) -> Vec<((u64, u64), f64)> {
+    let tp = server.tp;
+    match server.expert_parallel.as_ref().filter(|e| e.ep_size > 1) {
+        None => vec![((tp, 1), imbalance)],
+        Some(e) => {
+            let group = (e.ep_size * e.moe_tp) as f64 / tp as f64;
+            let mut v = Vec::new();
+            if !e.eplb {
+                v.push(((e.moe_tp, e.ep_size), group));
+            }
+            v.push(((e.moe_tp, 1), group * imbalance / e.ep_size as f64));
+            v.push(((tp, 1), imbalance));
+            v
+        }
+    }
+}
+
 fn kv_name(k: KvDtype) -> &'static str {
     match k {
         KvDtype::Bf16 => "bf16",
@@ -316,25 +344,38 @@ impl KernelCost {
                 gqa(db, "context_attention", model, server),
             )
         };
+        let imbalance = roof.ep_rows(1.0);
+        let mut experts_rows_scale = imbalance;
         let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
             (Some(m), Some(d)) => {
-                let want = [
-                    s(d),
-                    s(model.hidden_size),
-                    s(m.expert_intermediate_size),
-                    s(m.experts_per_token),
-                    s(m.num_experts),
-                    s(tp),
-                    s(1),
-                ];
-                match db.curve("moe", &want) {
-                    Some(c) => (
+                let want = |(moe_tp, ep): (u64, u64)| {
+                    [
+                        s(d),
+                        s(model.hidden_size),
+                        s(m.expert_intermediate_size),
+                        s(m.experts_per_token),
+                        s(m.num_experts),
+                        s(moe_tp),
+                        s(ep),
+                    ]
+                };
+                let found = moe_rows_to_try(server, imbalance)
+                    .into_iter()
+                    .find_map(|(k, scale)| db.curve("moe", &want(k)).map(|c| (c, k, scale)));
+                match found {
+                    Some((c, (moe_tp, ep), scale)) => {
+                        experts_rows_scale = scale;
+                        (
                         Some(c),
                         format!(
-                            "moe table {d}, E={} top-{} inter {} moe_tp {tp}",
-                            m.num_experts, m.experts_per_token, m.expert_intermediate_size
+                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}",
+                            m.num_experts, m.experts_per_token, m.expert_intermediate_size,
+                            if ep > 1 { format!(" moe_ep {ep} at {scale:.4} × the step's tokens (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
+                            else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }
+                            else { String::new() }
                         ),
-                    ),
+                    )
+                    }
                     None => (
                         None,
                         format!(
@@ -382,6 +423,7 @@ impl KernelCost {
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),
+            experts_rows_scale,
             experts,
             experts_note,
             lm_head: linear(db, ops::lm_head(model, tp), dtypes),

@@ -118,7 +118,8 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             flag(&p, X_AR)
         )
     };
-    let items = vec![
+    let all_to_all = k.all_to_all_part(&p, s.prefill_reqs > 0);
+    let mut items = vec![
         CostItem {
             component: Component::Gemm,
             time_ns: p.gemm,
@@ -160,7 +161,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         },
         CostItem {
             component: Component::AllReduce,
-            time_ns: p.all_reduce,
+            time_ns: p.all_reduce - all_to_all,
             detail: format!("kernels: {ar_detail}{ar_tables}{}", k.bound_note(&p, 3)),
         },
         CostItem {
@@ -198,6 +199,16 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             detail: "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into(),
         },
     ];
+    if let Some(e) = k.roof.expert_parallel() {
+        items.insert(
+            4,
+            CostItem {
+                component: Component::AllToAll,
+                time_ns: all_to_all,
+                detail: format!("{} (link model, no table)", e.describe(s.prefill_reqs > 0)),
+            },
+        );
+    }
     StepBreakdown {
         backend: "kernels".into(),
         items,

@@ -150,6 +150,10 @@ pub struct KernelCost {
     moe_dense: Vec<Linear>,
     experts: Option<Curve>,
     experts_note: String,
+    /// The `experts` curve's tokens per step token: 1 without EP or on the table's own EP rows
+    /// (their routing carries the imbalance), else the busiest EP rank's share
+    /// (`build::moe_rows_to_try`, `cost::expert_parallel`).
+    experts_rows_scale: f64,
     lm_head: Linear,
     decode_attn: Attention,
     prefill_attn: Attention,
@@ -206,7 +210,7 @@ impl KernelCost {
         }
         match &self.experts {
             Some(c) => {
-                let (v, out) = c.at(rows);
+                let (v, out) = c.at(rows * self.experts_rows_scale);
                 if out {
                     *x |= X_MOE;
                 }
@@ -216,7 +220,7 @@ impl KernelCost {
                 }
             }
             // The roofline applies the untuned-config slowdown itself.
-            None => self.roof.experts_op_ns(rows),
+            None => self.roof.experts_op_ns(self.roof.ep_rows(rows)),
         }
     }
 
@@ -377,9 +381,29 @@ impl KernelCost {
         p.nccl = r.nccl;
         p.extrapolated = r.extrapolated;
         p.attention = self.attention_ns(s, &mut p.extrapolated);
+        self.add_all_to_all(&mut p, s.prefill_reqs > 0);
         p.fallback = self.fallback(s.decode_reqs > 0, s.decode_width, s.prefill_reqs > 0);
         self.add_head_and_fixed(&mut p, s.logit_rows());
         p
+    }
+
+    /// With DeepEP, the MoE layers' all-reduces become the all-to-all (counted in the
+    /// all-reduce component, which the envelope bounds as the step's communication;
+    /// `--explain` shows it on its own line).
+    fn add_all_to_all(&self, p: &mut Parts, extend: bool) {
+        if let Some(e) = self.roof.expert_parallel().filter(|e| e.has_all_to_all()) {
+            let one = p.all_reduce / (2.0 * self.num_layers);
+            let c = e.collectives(self.num_layers, one, p.rows, extend);
+            p.all_reduce = c.all_reduce_ns + c.all_to_all_ns;
+        }
+    }
+
+    /// The all-to-all part of `p`'s all-reduce component, for `--explain`.
+    fn all_to_all_part(&self, p: &Parts, extend: bool) -> f64 {
+        self.roof.expert_parallel().map_or(0.0, |e| {
+            e.collectives(self.num_layers, 0.0, p.rows, extend)
+                .all_to_all_ns
+        })
     }
 
     /// Bits (as [`Parts::component`]) of the components the roofline prices for a step with
@@ -448,6 +472,7 @@ impl KernelCost {
         p.all_reduce = r.all_reduce;
         p.nccl = r.nccl;
         p.extrapolated |= r.extrapolated;
+        self.add_all_to_all(&mut p, busy().any(|s| s.prefill_reqs > 0));
         let decode = busy().find(|s| s.decode_reqs > 0);
         p.fallback = self.fallback(
             decode.is_some(),

@@ -298,7 +298,17 @@ pub fn resolve(
         })?;
 
     // Memory (gpu_worker.determine_available_memory, reference A.9).
-    let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format);
+    let expert_parallel = crate::spec::expert_parallel::ExpertParallel::resolve_vllm(
+        &flags.expert_parallel,
+        version,
+        tp,
+        dp,
+        model,
+    )?;
+    let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format)
+        + expert_parallel.as_ref().map_or(0.0, |e| {
+            e.extra_weight_bytes_per_rank(model, tp, weight_format)
+        });
     let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(tp, kv_dtype);
     let requested_bytes = total_bytes * util;
     let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs);
@@ -409,6 +419,7 @@ pub fn resolve(
         speculative: None,
         decode_prealloc_slots: 0,
         draft_kv_bytes_per_token: 0.0,
+        expert_parallel,
         notes: Vec::new(),
         vllm: Some(cfg),
         fused_moe_tuned: None,
