@@ -6,9 +6,9 @@
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::simulation::run as simulate;
+use crate::spec::engine::Engine;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::server::ServerConfig;
-use crate::spec::engine::Engine;
 use crate::validate::compare::{read_log, Log};
 use crate::validate::logparse::{parse_log_file, Metrics};
 use crate::validate::manifest::Manifest;
@@ -70,7 +70,14 @@ pub struct FitRun {
 
 impl FitRun {
     /// An `sglang.bench_serving` run of an SGLang server: every metric scored.
-    pub fn sglang(id: String, model: String, replay: Replay, real: Values, itl: bool, hw: usize) -> FitRun {
+    pub fn sglang(
+        id: String,
+        model: String,
+        replay: Replay,
+        real: Values,
+        itl: bool,
+        hw: usize,
+    ) -> FitRun {
         FitRun {
             id,
             model,
@@ -319,10 +326,13 @@ impl RunSet {
                 Engine::Sglang => {
                     ServerConfig::resolve(&replay.server_flags, &sc.hardware, &sc.model).ok()?
                 }
-                Engine::Vllm => {
-                    crate::spec::engine::resolve(Engine::Vllm, &replay.server_flags, &sc.hardware, &sc.model)
-                        .ok()?
-                }
+                Engine::Vllm => crate::spec::engine::resolve(
+                    Engine::Vllm,
+                    &replay.server_flags,
+                    &sc.hardware,
+                    &sc.model,
+                )
+                .ok()?,
             };
         }
         sc.hardware.efficiency = candidate.efficiency.clone();

@@ -23,7 +23,11 @@ use crate::validate::vllm::VllmResult;
 fn keys(itl: bool) -> [&'static str; 3] {
     [
         "output_throughput",
-        if itl { "median_itl_ms" } else { "median_tpot_ms" },
+        if itl {
+            "median_itl_ms"
+        } else {
+            "median_tpot_ms"
+        },
         "mean_ttft_ms",
     ]
 }
@@ -37,7 +41,13 @@ pub fn ignores_eos(run: &VllmResult) -> bool {
 
 /// The fit run of manifest entry `e`, block `e.run` of `log`, replayed with `ov` (whose
 /// `hardware` is the profile being fitted).
-pub fn fit_run(log: &VllmLog, e: &Entry, ov: &Overrides, source: &str, hw: usize) -> Result<FitRun> {
+pub fn fit_run(
+    log: &VllmLog,
+    e: &Entry,
+    ov: &Overrides,
+    source: &str,
+    hw: usize,
+) -> Result<FitRun> {
     let file = entry_scenario_file(log, e.run, e, ov, source)?;
     let scenario = Scenario::resolve(&file, None, None, &ov.server, &ov.client)?;
     let run = &log.runs[e.run];

@@ -488,7 +488,10 @@ impl HardwareProfile {
         }
         for (f, scale) in [
             ("overheads.vllm_step_cpu_scale", o.vllm_step_cpu_scale),
-            ("overheads.vllm_per_request_cpu_scale", o.vllm_per_request_cpu_scale),
+            (
+                "overheads.vllm_per_request_cpu_scale",
+                o.vllm_per_request_cpu_scale,
+            ),
         ] {
             if !(VLLM_CPU_SCALE_MIN..=VLLM_CPU_SCALE_MAX).contains(&scale) {
                 return Err(Error::invalid(
