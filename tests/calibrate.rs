@@ -270,3 +270,128 @@ fn cli_writes_profile_and_cross_validation() {
     assert!(models.contains(&Some("roofline")) && models.contains(&Some("kernels")));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One short vLLM-client case per line: (client flags after `vllm bench serve`, manifest id).
+const VLLM_CASES: &[(&str, &str)] = &[
+    ("--dataset-name random --random-input-len 256 --random-output-len 48 --num-prompts 16 --max-concurrency 4 --seed 1 --ignore-eos", "v-0"),
+    ("--dataset-name random --random-input-len 64 --random-output-len 96 --num-prompts 16 --max-concurrency 8 --seed 2", "v-1"),
+    ("--dataset-name random --random-input-len 512 --random-output-len 32 --num-prompts 12 --max-concurrency 2 --seed 3 --ignore-eos --percentile-metrics tpot,itl", "v-2"),
+];
+
+/// A tiny manifest of `vllm bench serve` blocks against a vLLM 0.11.0 server (Qwen2.5-0.5B on
+/// one H100) in `dir`: each block is what servesim prints for the entry's replayed scenario
+/// priced with `truth` (placeholder blocks first, so the scenarios are exactly the loader's).
+fn vllm_manifest(dir: &std::path::Path, truth: &HardwareProfile) -> Manifest {
+    use servesim::report::vllm::render_text;
+    use servesim::simulation::vllm::run_vllm;
+    let write = |blocks: &[String]| {
+        let mut log = String::new();
+        let mut entries = String::from("entries:\n");
+        for (i, ((flags, id), block)) in VLLM_CASES.iter().zip(blocks).enumerate() {
+            log.push_str(&format!(
+                "$ vllm serve Qwen/Qwen2.5-0.5B-Instruct\n$ vllm bench serve --model Qwen/Qwen2.5-0.5B-Instruct {flags}\n{block}\n"
+            ));
+            entries.push_str(&format!(
+                "  - id: {id}\n    file: runs.txt\n    run: {i}\n    log: {{model: Qwen/Qwen2.5-0.5B-Instruct, client: synthetic}}\n    \
+                 hardware: {{value: h100-sxm5-80gb, assumed: synthetic}}\n    model: {{value: qwen2.5-0.5b, assumed: synthetic}}\n    \
+                 server:\n      engine: {{value: vllm, assumed: synthetic}}\n      tp: {{value: 1, assumed: synthetic}}\n      \
+                 vllm-version: {{value: \"0.11.0\", assumed: synthetic}}\n    other-server-flags: {{assumed: synthetic}}\n    \
+                 bench-version: {{value: \"0.11.0\", assumed: synthetic}}\n"
+            ));
+        }
+        std::fs::write(dir.join("runs.txt"), log).unwrap();
+        std::fs::write(dir.join("manifest.yaml"), entries).unwrap();
+        Manifest::load(&dir.join("manifest.yaml")).unwrap()
+    };
+    let placeholder = "============ Serving Benchmark Result ============\nSuccessful requests: 1\nBenchmark duration (s): 1\nTotal input tokens: 1\nTotal generated tokens: 1\nRequest throughput (req/s): 1\nOutput token throughput (tok/s): 1\nTotal Token throughput (tok/s): 2\n==================================================";
+    let first = write(&vec![placeholder.to_string(); VLLM_CASES.len()]);
+    let set = RunSet::load(&first, "h100-sxm5-80gb", "h100-sxm5-80gb", Some("v-*")).unwrap();
+    let blocks: Vec<String> = set
+        .runs
+        .iter()
+        .map(|r| {
+            let mut sc = r.replay.scenario.clone();
+            sc.hardware = truth.clone();
+            let sim = run_vllm(&sc).unwrap();
+            render_text(&sim.metrics, &sim.header, &sim.flavour)
+        })
+        .collect();
+    write(&blocks)
+}
+
+fn vllm_request(params: &str) -> Request {
+    Request {
+        profile: "h100-sxm5-80gb".into(),
+        runs: Some("v-*".into()),
+        params: Some(params.into()),
+        loss: LossSpec {
+            prior: 0.0,
+            ..LossSpec::default()
+        },
+        options: Options::default(),
+        cost_model: None,
+    }
+}
+
+#[test]
+fn vllm_client_runs_fit_back_a_vllm_only_constant_and_score_only_what_blocks_measure() {
+    use servesim::spec::engine::Engine;
+    let dir = std::env::temp_dir().join(format!("servesim-calibrate-vllm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut truth = load_hardware("h100-sxm5-80gb").unwrap();
+    truth.overheads.vllm_step_cpu_scale = 2.0;
+    let manifest = vllm_manifest(&dir, &truth);
+    // SGLang's host CPU constant is named too: vLLM runs must leave it without a coordinate.
+    let cal =
+        Calibration::prepare(&manifest, &vllm_request("vllm_step_cpu_scale,step_cpu_ns")).unwrap();
+    let runs = &cal.set.runs;
+    assert!(runs
+        .iter()
+        .all(|r| r.vllm_client && r.engine == Engine::Vllm));
+    // Throughput is a measure only with --ignore-eos; a block without TTFT lines scores none.
+    let scored: Vec<[bool; 3]> = runs.iter().map(|r| r.scored).collect();
+    assert_eq!(
+        scored,
+        [[true, true, true], [false, true, true], [true, true, false]]
+    );
+    assert!(runs[2].real[2].is_nan() && runs[1].real[0] > 0.0);
+    let full = cal.fit(&|_, _, _| {});
+    assert_eq!(full.names, ["vllm_step_cpu_scale"], "{full:?}");
+    let got = full.fitted[0];
+    assert!(
+        (got / 2.0 - 1.0).abs() < 0.02,
+        "fitted {got}, truth 2.0 ({full:?})"
+    );
+    assert_eq!(
+        full.profile().overheads.step_cpu_ns,
+        cal.bases[0].overheads.step_cpu_ns,
+        "SGLang's step_cpu_ns moved"
+    );
+    // In sample, the scored metrics come back; the unscored TTFT of run 2 has no error at all.
+    for (k, e) in full.errors.iter().enumerate() {
+        for m in 0..3 {
+            match e[m] {
+                Some(v) if scored[k][m] => assert!(v.abs() < 1.0, "run {k} metric {m}: {v}%"),
+                v => assert_eq!(v.is_none(), runs[k].real[m].is_nan(), "run {k} metric {m}"),
+            }
+        }
+    }
+    // The loss ignores what a block lacks and what is a flag: a wrong simulated value there
+    // changes no residual.
+    let refs: Vec<_> = runs.iter().collect();
+    let sims = servesim::calibrate::fit::simulate(&cal.set, full.profile(), &[0, 1, 2]);
+    let base = cal.spec.loss.residuals(&refs, &sims);
+    let mut wrong = sims.clone();
+    for s in wrong.iter_mut().flatten() {
+        s[0] *= 5.0;
+        s[2] *= 5.0;
+    }
+    let moved = cal.spec.loss.residuals(&refs, &wrong);
+    let changed: Vec<usize> = (0..9).filter(|&i| base[i] != moved[i]).collect();
+    assert_eq!(
+        changed,
+        [0, 2, 5, 6],
+        "residuals (run × 3 + metric) that moved"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -61,6 +61,13 @@ pub struct RunCv {
     /// constants at their priors (joint fits only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leave_one_hardware_out: Option<MetricErrors>,
+    /// The server engine, for a run printed by vLLM's client (`vllm` or `sglang`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Metrics reported but not fitted (the log lacks them, or they are a flag: output
+    /// throughput of a vLLM-client run without `--ignore-eos`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unscored: Vec<String>,
 }
 
 /// Cross-validation of one fit (one profile on one set of runs).
@@ -312,6 +319,19 @@ pub fn cross_validate(
                 leave_one_model_out: of(FoldKind::Model, r),
                 hardware: joint.then(|| bases[run.hw].name.clone()),
                 leave_one_hardware_out: of(FoldKind::Hardware, r),
+                engine: run.vllm_client.then(|| {
+                    match run.engine {
+                        crate::spec::engine::Engine::Sglang => "sglang",
+                        crate::spec::engine::Engine::Vllm => "vllm",
+                    }
+                    .to_string()
+                }),
+                unscored: ["out_tok_s", "med_tpot_itl", "mean_ttft"]
+                    .iter()
+                    .zip(run.scored)
+                    .filter(|(_, s)| !s)
+                    .map(|(n, _)| n.to_string())
+                    .collect(),
             }
         })
         .collect();

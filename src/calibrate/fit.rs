@@ -6,7 +6,9 @@
 //! slot per profile that has training runs. A profile without training runs (the held-out
 //! hardware of a leave-one-hardware-out fold) gets the shared slots' values and its
 //! per-hardware constants at their priors (the datasheet / initial values, never a fitted
-//! value), so its runs are predicted from nothing measured on it.
+//! value), so its runs are predicted from nothing measured on it. A constant that acts on one
+//! engine only (SGLang's or vLLM's host CPU) gets a slot only where runs of that engine train
+//! it, so a fit on vLLM runs leaves SGLang's host constants as they were, and the reverse.
 use super::loss::{run_errors, LossSpec};
 use super::optimize::{minimize, Options, Progress};
 use super::params::{Param, Sharing};
@@ -74,13 +76,17 @@ impl FitResult {
     }
 }
 
-/// The slots of `params` for `profiles` when `trained[h]` says whether profile `h` has
-/// training runs.
-pub fn slots(params: &[Param], profiles: &[HardwareProfile], trained: &[bool]) -> Vec<Slot> {
+/// Whether constant `p` of profile `h` has training runs: runs on `h` of an engine it acts on
+/// (see [`super::engine_scope`]).
+pub type Trained<'a> = dyn Fn(&Param, usize) -> bool + 'a;
+
+/// The slots of `params` for `profiles` when `trained(p, h)` says whether constant `p` has
+/// training runs on profile `h`.
+pub fn slots(params: &[Param], profiles: &[HardwareProfile], trained: &Trained<'_>) -> Vec<Slot> {
     let mut out = Vec::new();
     for (i, p) in params.iter().enumerate() {
         let on: Vec<usize> = (0..profiles.len())
-            .filter(|&h| trained[h] && p.applies_to(&profiles[h]))
+            .filter(|&h| trained(p, h) && p.applies_to(&profiles[h]))
             .collect();
         match p.sharing {
             Sharing::Shared if !on.is_empty() => out.push(Slot { param: i, hw: None }),
@@ -194,7 +200,11 @@ pub fn fit_joint(
             }
         }
     }
-    let slots = slots(params, &bases, &trained);
+    let trained_on = |p: &Param, h: usize| {
+        runs.iter()
+            .any(|&r| set.runs[r].hw == h && p.engine.covers(set.runs[r].engine))
+    };
+    let slots = slots(params, &bases, &trained_on);
     let x0: Vec<f64> = slots
         .iter()
         .map(|&s| start_x(&params[s.param], &bases, s))

@@ -66,7 +66,15 @@ pub fn sensitivities(
                     (Some(a), Some(b)) => [0, 1, 2].map(|m| (b[m] / a[m]).ln()),
                     _ => [f64::INFINITY; 3],
                 };
-                per_run.push(d.iter().map(|v| v.abs()).fold(0.0, f64::max));
+                // Only the metrics the run scores (a flag or a missing metric moves nothing).
+                let scored = set.runs[runs[k]].scored;
+                per_run.push(
+                    d.iter()
+                        .zip(scored)
+                        .filter(|(_, s)| *s)
+                        .map(|(v, _)| v.abs())
+                        .fold(0.0, f64::max),
+                );
                 for m in 0..3 {
                     let v = d[m] * weights[k][m].sqrt();
                     column.push(if v.is_finite() { v } else { 0.0 });

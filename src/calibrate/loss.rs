@@ -13,7 +13,9 @@
 //! from dragging constants shared with every other run, while every error up to δ still counts
 //! in full. Runs whose request lengths are approximate (ShareGPT selected from the bundled
 //! sample, whose totals differ from the log's by a few percent) weigh `w_i = ½`, every other
-//! run 1. A failed simulation scores `r = ln 10`. The prior term (`x` the optimiser's
+//! run 1. A failed simulation scores `r = ln 10`. A metric the log does not print, or one that
+//! is only a flag (the output throughput of a `vllm bench serve` run without `--ignore-eos`,
+//! see [`super::vllm_runs`]), has `w_m = 0` for that run: it is reported, never fitted. The prior term (`x` the optimiser's
 //! coordinates, `x0` the starting profile's, `s_p` how far each constant's datasheet value is
 //! trusted, see [`super::params`]) is weak; it keeps constants the runs can barely tell apart
 //! near physical values instead of letting one absorb another's effect (which fits the runs
@@ -88,7 +90,14 @@ impl LossSpec {
         runs.iter()
             .map(|run| {
                 let w_run = self.run_weight(run) / total.max(f64::MIN_POSITIVE);
-                self.weights.map(|w_m| w_run * w_m)
+                // A metric the log lacks, or one that is only a flag, weighs nothing.
+                let mut w = self.weights.map(|w_m| w_run * w_m);
+                for (w, &scored) in w.iter_mut().zip(&run.scored) {
+                    if !scored {
+                        *w = 0.0;
+                    }
+                }
+                w
             })
             .collect()
     }
@@ -99,6 +108,10 @@ impl LossSpec {
         let mut out = Vec::with_capacity(runs.len() * 3);
         for ((run, sim), w) in runs.iter().zip(sims).zip(self.weight_matrix(runs)) {
             for (k, w) in w.iter().enumerate() {
+                if *w == 0.0 {
+                    out.push(0.0);
+                    continue;
+                }
                 let r = log_error(run.real[k], sim.map(|s| s[k]));
                 out.push(r.signum() * (w * self.rho(r)).sqrt());
             }
@@ -127,7 +140,7 @@ pub fn log_error(real: f64, sim: Option<f64>) -> f64 {
 
 /// `(sim − real) / real × 100`, as `servesim validate` reports it.
 pub fn err_pct(real: f64, sim: Option<f64>) -> Option<f64> {
-    sim.filter(|_| real != 0.0)
+    sim.filter(|s| real != 0.0 && real.is_finite() && s.is_finite())
         .map(|s| (s - real) / real * 100.0)
 }
 

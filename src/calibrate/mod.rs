@@ -12,14 +12,17 @@
 //! and leave-one-hardware-out, and the JSON the README reads), [`yaml_edit`] (line edits that
 //! keep the rest of the profile intact).
 pub mod crossval;
+pub mod engine_scope;
 pub mod fit;
 pub mod identify;
 pub mod loss;
 pub mod optimize;
+pub mod param_list;
 pub mod params;
 pub mod report;
 pub mod runs;
 pub mod values;
+pub mod vllm_runs;
 pub mod yaml_edit;
 
 use crate::error::{Error, Result};

@@ -14,6 +14,8 @@
 //! reachable (`x = 0`) and steps are relative once `v ≫ scale`. Candidate values are rounded to
 //! [`SIG_DIGITS`] significant digits before they are evaluated, so the value written to the YAML
 //! is exactly the value the fit evaluated.
+pub use super::engine_scope::EngineScope;
+pub use super::param_list::{parse_list, parse_list_of};
 pub use super::values::{format_value, round_sig, SIG_DIGITS};
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
@@ -88,6 +90,8 @@ struct Scalar {
     /// Default sharing in a joint fit, and why.
     sharing: Sharing,
     sharing_why: &'static str,
+    /// The engines whose runs it acts on.
+    engine: EngineScope,
 }
 
 /// Why the per-hardware constants are per hardware.
@@ -110,12 +114,16 @@ macro_rules! eff {
             prior_sd: $sd,
             sharing: Sharing::PerHardware,
             sharing_why: SILICON,
+            engine: EngineScope::Both,
         }
     };
 }
 
 macro_rules! ovh {
     ($name:ident, scale $scale:expr, [$lo:expr, $hi:expr], $why:expr, prior $prior:expr, $sharing:expr, $sharing_why:expr) => {
+        ovh!($name, scale $scale, [$lo, $hi], $why, prior $prior, $sharing, $sharing_why, EngineScope::Both)
+    };
+    ($name:ident, scale $scale:expr, [$lo:expr, $hi:expr], $why:expr, prior $prior:expr, $sharing:expr, $sharing_why:expr, $engine:expr) => {
         Scalar {
             name: stringify!($name),
             section: Section::Overheads,
@@ -129,6 +137,29 @@ macro_rules! ovh {
             prior_sd: 1.0,
             sharing: $sharing,
             sharing_why: $sharing_why,
+            engine: $engine,
+        }
+    };
+}
+
+/// A multiplier on vLLM's own sourced CPU time (acts on vLLM servers only; shared like
+/// SGLang's host CPU: it is the host's and vLLM's, not the accelerator's).
+macro_rules! vllm_scale {
+    ($name:ident, $why:expr) => {
+        Scalar {
+            name: stringify!($name),
+            section: Section::Overheads,
+            get: |h| h.overheads.$name,
+            set: |h, v| h.overheads.$name = v,
+            transform: Transform::Log,
+            lo: crate::spec::hardware::VLLM_CPU_SCALE_MIN,
+            hi: crate::spec::hardware::VLLM_CPU_SCALE_MAX,
+            bounds_why: $why,
+            prior: 1.0,
+            prior_sd: 0.5,
+            sharing: Sharing::Shared,
+            sharing_why: "CPU time of vLLM's engine-core process: the host CPU and the vLLM version decide it, not the accelerator: one value for all profiles of a joint fit",
+            engine: EngineScope::Vllm,
         }
     };
 }
@@ -157,6 +188,7 @@ const SCALARS: &[Scalar] = &[
         prior_sd: 1.0,
         sharing: Sharing::PerHardware,
         sharing_why: "graph pools and workspaces scale with the device's memory and CUDA-graph batch list",
+        engine: EngineScope::Both,
     },
     eff!("gemm", gemm, [0.3, 0.95],
         "cuBLAS/CUTLASS reach 60–90% of dense peak on large bf16/fp8 GEMMs; below 0.3 a large GEMM is not what runs (small M is the roll-off's job); 0.95 is the most any measured GEMM sustains",
@@ -187,6 +219,7 @@ const SCALARS: &[Scalar] = &[
         prior_sd: 0.5,
         sharing: Sharing::PerHardware,
         sharing_why: SILICON,
+        engine: EngineScope::Both,
     },
     eff!("mxfp4_compute", mxfp4_compute, [0.02, 1.0],
         "multiplier on the bf16 GEMM rate for MXFP4 experts: 1 where the chip runs MXFP4 natively; a dequantising fallback converts every weight per call, at worst ~50× slower",
@@ -207,6 +240,7 @@ const SCALARS: &[Scalar] = &[
         prior_sd: 1.4,
         sharing: Sharing::PerHardware,
         sharing_why: SILICON,
+        engine: EngineScope::Both,
     },
     Scalar {
         name: "mxfp4_half_tokens",
@@ -225,13 +259,14 @@ const SCALARS: &[Scalar] = &[
         prior_sd: 3.0,
         sharing: Sharing::PerHardware,
         sharing_why: SILICON,
+        engine: EngineScope::Both,
     },
     ovh!(step_cpu_ns, scale 1e6, [0.1e6, 20e6],
         "one scheduler iteration of SGLang's Python event loop (batch formation, result processing) profiles at 0.3–10 ms; under 0.1 ms Python cannot go, over 20 ms the scheduler would be the bottleneck of every run",
-        prior 2.0e6, Sharing::Shared, HOST),
+        prior 2.0e6, Sharing::Shared, HOST, EngineScope::Sglang),
     ovh!(per_request_cpu_ns, scale 5e3, [0.0, 100e3],
         "Python bookkeeping per running request per iteration: 0 when vectorised, at most tens of µs",
-        prior 5.0e3, Sharing::Shared, HOST),
+        prior 5.0e3, Sharing::Shared, HOST, EngineScope::Sglang),
     // The worker-thread overlap of SGLang 0.3.6–0.5.3 (spec::scheduler_cpu): one value per SGLang
     // version group by construction (it only acts on those versions), shared like the CPU time.
     Scalar {
@@ -247,6 +282,7 @@ const SCALARS: &[Scalar] = &[
         prior_sd: 0.35,
         sharing: Sharing::Shared,
         sharing_why: HOST,
+        engine: EngineScope::Sglang,
     },
     ovh!(graph_step_ns, scale 3e5, [20e3, 5e6],
         "CUDA-graph replay launch (≥ 10–20 µs) plus sampling over the vocabulary (0.1–1 ms) per decode step",
@@ -269,6 +305,10 @@ const SCALARS: &[Scalar] = &[
     ovh!(stream_latency_ns, scale 5e5, [20e3, 20e6],
         "detokenizer + SSE + client asyncio per streamed chunk: 0.05–5 ms",
         prior 0.5e6, Sharing::Shared, HOST),
+    vllm_scale!(vllm_step_cpu_scale,
+        "vLLM's fixed CPU per step is sourced at 1 ms (V1) / 2 ms (V0) within 0.5–3 / 1–5 ms (spec::vllm::overheads): a multiplier of 0.25–3.5 covers both ranges"),
+    vllm_scale!(vllm_per_request_cpu_scale,
+        "vLLM's CPU per scheduled request is sourced at 8 µs (V1) / 12 µs (V0) within 2–25 / 5–40 µs (spec::vllm::overheads): a multiplier of 0.25–3.5 covers both ranges"),
 ];
 
 /// Prior centres (prefill, decode) of attention efficiency by backend: the initial judgements
@@ -314,6 +354,8 @@ pub struct Param {
     pub sharing: Sharing,
     /// Why the default sharing is what it is (or that `--params` chose it).
     pub sharing_why: String,
+    /// The engines whose runs it acts on (a fit moves it only where those runs train it).
+    pub engine: EngineScope,
     target: Target,
 }
 
@@ -502,6 +544,7 @@ pub fn all_params_of(profiles: &[HardwareProfile]) -> Vec<Param> {
         prior_sd: s.prior_sd,
         sharing: s.sharing,
         sharing_why: s.sharing_why.to_string(),
+        engine: s.engine,
         target: Target::Scalar(i),
     });
     let backends: std::collections::BTreeSet<&String> = profiles
@@ -528,6 +571,7 @@ pub fn all_params_of(profiles: &[HardwareProfile]) -> Vec<Param> {
             prior_sd: 0.7,
             sharing: Sharing::PerHardware,
             sharing_why: SILICON.into(),
+            engine: EngineScope::Both,
             target: Target::Attention {
                 backend: b.clone(),
                 prefill,
@@ -535,61 +579,4 @@ pub fn all_params_of(profiles: &[HardwareProfile]) -> Vec<Param> {
         })
     });
     scalars.chain(attention).collect()
-}
-
-/// Parses a comma-separated `--params` list (duplicates are an error).
-pub fn parse_list(list: &str, profile: &HardwareProfile) -> Result<Vec<Param>> {
-    parse_list_of(list, std::slice::from_ref(profile))
-}
-
-/// Parses a comma-separated `--params` list for a fit of `profiles` (duplicates are an error).
-pub fn parse_list_of(list: &str, profiles: &[HardwareProfile]) -> Result<Vec<Param>> {
-    let mut out: Vec<Param> = Vec::new();
-    for name in list.split(',').filter(|s| !s.trim().is_empty()) {
-        let p = Param::parse(name, profiles)?;
-        if out.iter().any(|q| q.name == p.name) {
-            return Err(Error::invalid(
-                "--params",
-                &p.name,
-                "listed twice".to_string(),
-            ));
-        }
-        out.push(p);
-    }
-    if out.is_empty() {
-        return Err(Error::invalid("--params", "params", "no parameter given"));
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sharing_suffixes_and_bounds() {
-        let h = crate::spec::bundled::load_hardware("a100-sxm4-80gb").unwrap();
-        let ps = parse_list_of(
-            "memory,step_cpu_ns,gemm@shared,stream_latency_ns@hw",
-            std::slice::from_ref(&h),
-        )
-        .unwrap();
-        let sharing: Vec<Sharing> = ps.iter().map(|p| p.sharing).collect();
-        use Sharing::*;
-        assert_eq!(sharing, [PerHardware, Shared, Shared, PerHardware]);
-        assert_eq!(ps[2].sharing_why, "as --params asks");
-        assert!(parse_list_of("memory@everywhere", std::slice::from_ref(&h)).is_err());
-        assert!(parse_list_of("attention.fa3.decode", std::slice::from_ref(&h)).is_err());
-        // Every prior lies inside its bounds, and every bound has a reason.
-        for p in all_params(&h) {
-            assert!(p.lo <= p.prior && p.prior <= p.hi, "{}", p.name);
-            assert!(!p.bounds_why.is_empty() && !p.sharing_why.is_empty());
-        }
-        let c = Param::parse("collective", std::slice::from_ref(&h)).unwrap();
-        assert_eq!(c.at_bound(0.3), Some(AtBound::Lower));
-        assert_eq!(c.at_bound(0.5), None);
-        let floor = Param::parse("moe_layer_ns", std::slice::from_ref(&h)).unwrap();
-        assert_eq!(floor.at_bound(0.0), None, "no floor at all is allowed");
-        assert!(c.bound_note(0.95).unwrap().contains("at upper bound 0.95"));
-    }
 }

@@ -346,13 +346,14 @@ pub fn fit_report(
     if cal.joint() {
         for p in params {
             out.push_str(&format!(
-                "{}: {} ({})\n",
+                "{}: {} ({}){}\n",
                 p.name,
                 match p.sharing {
                     Sharing::Shared => "shared",
                     Sharing::PerHardware => "per hardware",
                 },
-                p.sharing_why
+                p.sharing_why,
+                p.engine.note().map_or(String::new(), |n| format!("; {n}"))
             ));
         }
     }

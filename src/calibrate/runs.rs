@@ -6,9 +6,11 @@
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::simulation::run as simulate;
+use crate::spec::engine::Engine;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::server::ServerConfig;
-use crate::validate::logparse::{parse_log_file, Metrics, ParsedLog};
+use crate::validate::compare::{read_log, Log};
+use crate::validate::logparse::{parse_log_file, Metrics};
 use crate::validate::manifest::Manifest;
 use crate::validate::replay::{scenario_for, with_prior_runs, LengthSource, Overrides, Replay};
 use rayon::prelude::*;
@@ -57,9 +59,38 @@ pub struct FitRun {
     pub itl: bool,
     /// Index of the run's hardware profile among the profiles of the fit (0 for a fit of one).
     pub hw: usize,
+    /// The server engine the run replays (decides which constants act on it).
+    pub engine: Engine,
+    /// True for a block printed by vLLM's client (simulated through it, read by vLLM's keys).
+    pub vllm_client: bool,
+    /// Which of `real` enter the loss: false where the log lacks the metric (`real` is NaN)
+    /// or it is only a flag (throughput of a run that stops at EOS, [`super::vllm_runs`]).
+    pub scored: [bool; 3],
 }
 
 impl FitRun {
+    /// An `sglang.bench_serving` run of an SGLang server: every metric scored.
+    pub fn sglang(
+        id: String,
+        model: String,
+        replay: Replay,
+        real: Values,
+        itl: bool,
+        hw: usize,
+    ) -> FitRun {
+        FitRun {
+            id,
+            model,
+            replay,
+            real,
+            itl,
+            hw,
+            engine: Engine::Sglang,
+            vllm_client: false,
+            scored: [true; 3],
+        }
+    }
+
     /// True when the run's request lengths are approximate: ShareGPT selected from the bundled
     /// sample rather than the user's full file.
     pub fn approx_lengths(&self) -> bool {
@@ -146,7 +177,7 @@ impl RunSet {
         filter: Option<&str>,
     ) -> Result<RunSet> {
         let single = profiles.len() == 1;
-        let mut logs: BTreeMap<String, ParsedLog> = BTreeMap::new();
+        let mut logs: BTreeMap<String, Log> = BTreeMap::new();
         let mut runs = Vec::new();
         for e in &manifest.entries {
             let on = profiles
@@ -163,16 +194,22 @@ impl RunSet {
                 ..Overrides::default()
             };
             if !logs.contains_key(&e.file) {
-                let parsed = parse_log_file(&manifest.log_path(e))?;
+                let parsed = read_log(&manifest.log_path(e))?;
                 logs.insert(e.file.clone(), parsed);
             }
             let source = manifest.log_path(e).display().to_string();
-            let run = logs
-                .get(&e.file)
-                .and_then(|l| l.runs.get(e.run))
-                .ok_or_else(|| {
-                    Error::Msg(format!("{source}: no run {} (entry {})", e.run, e.id))
-                })?;
+            let no_run = || Error::Msg(format!("{source}: no run {} (entry {})", e.run, e.id));
+            let run = match logs.get(&e.file) {
+                Some(Log::Vllm(log)) => {
+                    if e.run >= log.runs.len() {
+                        return Err(no_run());
+                    }
+                    runs.push(super::vllm_runs::fit_run(log, e, &ov, &source, hw)?);
+                    continue;
+                }
+                Some(Log::Sglang(log)) => log.runs.get(e.run).ok_or_else(no_run)?,
+                None => return Err(no_run()),
+            };
             // Entries with `prior-runs:` (none among the seeds) re-read the listed runs' logs.
             let ov = with_prior_runs(&ov, e, &run.args, |id| {
                 let p = manifest.entry(id)?;
@@ -181,14 +218,14 @@ impl RunSet {
             })?;
             let replay = scenario_for(run, Some(e), &ov, &source)?;
             let (real, itl) = real_values(&run.metrics);
-            runs.push(FitRun {
-                id: e.id.clone(),
-                model: e.model.value.clone(),
+            runs.push(FitRun::sglang(
+                e.id.clone(),
+                e.model.value.clone(),
                 replay,
                 real,
                 itl,
                 hw,
-            });
+            ));
         }
         if runs.is_empty() && single {
             return Err(Error::Msg(match filter {
@@ -285,8 +322,18 @@ impl RunSet {
         let mut sc = replay.scenario.clone();
         if candidate.memory != sc.hardware.memory {
             sc.hardware.memory = candidate.memory.clone();
-            sc.server =
-                ServerConfig::resolve(&replay.server_flags, &sc.hardware, &sc.model).ok()?;
+            sc.server = match self.runs[r].engine {
+                Engine::Sglang => {
+                    ServerConfig::resolve(&replay.server_flags, &sc.hardware, &sc.model).ok()?
+                }
+                Engine::Vllm => crate::spec::engine::resolve(
+                    Engine::Vllm,
+                    &replay.server_flags,
+                    &sc.hardware,
+                    &sc.model,
+                )
+                .ok()?,
+            };
         }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
@@ -297,6 +344,9 @@ impl RunSet {
             // the roofline prices the others, as the default rule would.
             let tables = sc.hardware.kernel_tables.is_some() || sc.cost.kernel_db.is_some();
             sc.cost.model = Some(if tables { m } else { CostModel::Roofline });
+        }
+        if self.runs[r].vllm_client {
+            return super::vllm_runs::simulate(&sc, &self.runs[r]);
         }
         let out = simulate(&sc).ok()?;
         let m = &out.metrics;
@@ -336,6 +386,8 @@ fn constants_key(h: &HardwareProfile) -> Vec<u64> {
         o.tokenize_per_token_ns,
         o.stream_latency_ns,
         o.worker_thread_cpu_scale,
+        o.vllm_step_cpu_scale,
+        o.vllm_per_request_cpu_scale,
     ]
     .iter()
     .map(|v| v.to_bits())

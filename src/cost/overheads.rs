@@ -55,8 +55,10 @@ impl Overheads {
         // A vLLM server's scheduler CPU is vLLM's own (spec::vllm::overheads), not SGLang's.
         if let Some(v) = &server.vllm {
             let c = crate::spec::vllm::overheads::cpu_costs(v.version);
-            constants.step_cpu_ns = c.step_cpu_ns;
-            constants.per_request_cpu_ns = c.per_request_cpu_ns;
+            // Scaled by the profile's vLLM-only multipliers (1 unless a calibration set them).
+            constants.step_cpu_ns = c.step_cpu_ns * hw.overheads.vllm_step_cpu_scale;
+            constants.per_request_cpu_ns =
+                c.per_request_cpu_ns * hw.overheads.vllm_per_request_cpu_scale;
         }
         Overheads {
             constants,

@@ -194,6 +194,15 @@ pub struct Overheads {
     /// forward thread's own Python work (2). Default 1.
     #[serde(default = "one")]
     pub worker_thread_cpu_scale: f64,
+    /// Multiplier on a vLLM server's own scheduler CPU time per step (the fixed part of
+    /// `spec::vllm::overheads`, stated per engine V0 / V1 and sourced there); it never acts on
+    /// an SGLang server. Lets `servesim calibrate` fit vLLM's host cost per engine without
+    /// moving SGLang's `step_cpu_ns`. Default 1 (the sourced values).
+    #[serde(default = "one")]
+    pub vllm_step_cpu_scale: f64,
+    /// The same for vLLM's CPU time per scheduled request per step. Default 1.
+    #[serde(default = "one")]
+    pub vllm_per_request_cpu_scale: f64,
     /// One-way client → scheduler latency of a request (HTTP, new aiohttp session, queues), ns.
     pub request_latency_ns: f64,
     /// Server tokenization per prompt token (TokenizerManager is serial), ns.
@@ -247,6 +256,13 @@ pub struct HardwareProfile {
 /// (1), and at most that plus an equal share of the forward thread's (2).
 pub const WORKER_THREAD_CPU_SCALE_MIN: f64 = 1.0;
 pub const WORKER_THREAD_CPU_SCALE_MAX: f64 = 2.0;
+
+/// Bounds of `overheads.vllm_step_cpu_scale` and `vllm_per_request_cpu_scale`: the ranges
+/// `spec::vllm::overheads` gives for each engine's sourced values (V1 fixed 0.5–3 ms around
+/// 1 ms, per request 2–25 µs around 8 µs; V0 1–5 ms around 2 ms, 5–40 µs around 12 µs),
+/// widened to one interval of multipliers.
+pub const VLLM_CPU_SCALE_MIN: f64 = 0.25;
+pub const VLLM_CPU_SCALE_MAX: f64 = 3.5;
 
 /// Largest fixed overhead accepted (1000 s, in ns).
 pub const MAX_OVERHEAD_NS: f64 = 1e12;
@@ -469,6 +485,23 @@ impl HardwareProfile {
                     "{scale} is outside [{WORKER_THREAD_CPU_SCALE_MIN}, {WORKER_THREAD_CPU_SCALE_MAX}]: a second thread on the GIL can neither remove the scheduler's own work nor more than double it"
                 ),
             ));
+        }
+        for (f, scale) in [
+            ("overheads.vllm_step_cpu_scale", o.vllm_step_cpu_scale),
+            (
+                "overheads.vllm_per_request_cpu_scale",
+                o.vllm_per_request_cpu_scale,
+            ),
+        ] {
+            if !(VLLM_CPU_SCALE_MIN..=VLLM_CPU_SCALE_MAX).contains(&scale) {
+                return Err(Error::invalid(
+                    origin,
+                    f,
+                    format!(
+                        "{scale} is outside [{VLLM_CPU_SCALE_MIN}, {VLLM_CPU_SCALE_MAX}]: the published vLLM step CPU times lie within that multiple of the sourced values"
+                    ),
+                ));
+            }
         }
         if let Some(c) = self.cost_per_device_hour_usd {
             non_negative(origin, "cost_per_device_hour_usd", c)?;

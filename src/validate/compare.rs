@@ -365,12 +365,13 @@ pub fn validate_with(manifest: &Manifest, ov: &Overrides) -> Validation {
 }
 
 /// A log of the manifest: `sglang.bench_serving` output, or vLLM client blocks.
-enum Log {
+pub enum Log {
     Sglang(ParsedLog),
     Vllm(VllmLog),
 }
 
-fn read_log(path: &std::path::Path) -> crate::error::Result<Log> {
+/// Reads a manifest's log, whichever client printed it.
+pub fn read_log(path: &std::path::Path) -> crate::error::Result<Log> {
     let text = crate::spec::load::read_text(path)?;
     match parse_vllm_log(&text, &path.display().to_string())? {
         Some(v) => Ok(Log::Vllm(v)),

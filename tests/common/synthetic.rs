@@ -27,19 +27,19 @@ pub fn runs_on(
             let mut real_sc = sc.clone();
             real_sc.hardware = truth.clone();
             let m = run(&real_sc).unwrap().metrics;
-            FitRun {
-                id: format!("syn-{hw}-{i}"),
-                model: "qwen3-8b".into(),
-                replay: Replay {
+            FitRun::sglang(
+                format!("syn-{hw}-{i}"),
+                "qwen3-8b".into(),
+                Replay {
                     scenario: sc,
                     lengths: LengthSource::Random,
                     notes: Vec::new(),
                     server_flags: file.server.clone(),
                 },
-                real: [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
-                itl: false,
+                [m.output_throughput, m.tpot_ms.median, m.ttft_ms.mean],
+                false,
                 hw,
-            }
+            )
         })
         .collect()
 }

@@ -81,6 +81,20 @@ pub fn scenario_for_entry(
     ov: &Overrides,
     source: &str,
 ) -> Result<Scenario> {
+    let file = entry_scenario_file(log, run, entry, ov, source)?;
+    Scenario::resolve(&file, None, None, &ov.server, &ov.client)
+}
+
+/// The scenario file of run `run` of `log` before the caller's overrides: the log's commands
+/// and the entry's settings (hardware: `ov.hardware` when given, e.g. the profile a
+/// calibration fits, else the entry's).
+pub fn entry_scenario_file(
+    log: &VllmLog,
+    run: usize,
+    entry: &Entry,
+    ov: &Overrides,
+    source: &str,
+) -> Result<ScenarioFile> {
     let at = |field: &str, reason: String| {
         Error::invalid(
             format!("{source} block {run} ({})", entry.id),
@@ -152,14 +166,13 @@ pub fn scenario_for_entry(
     client.max_concurrency = client.max_concurrency.or(r.max_concurrency);
     client.request_rate = client.request_rate.or(r.request_rate);
     client.bench_version = Some(entry.bench_version.value);
-    let file = ScenarioFile {
-        hardware: Some(entry.hardware.value.clone()),
+    Ok(ScenarioFile {
+        hardware: Some(ov.hardware.clone().unwrap_or(entry.hardware.value.clone())),
         model: Some(entry.model.value.clone()),
         server,
         client,
         ..Default::default()
-    };
-    Scenario::resolve(&file, None, None, &ov.server, &ov.client)
+    })
 }
 
 /// The manifest's `log.client` line for a vLLM-client run.
