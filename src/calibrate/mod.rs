@@ -14,6 +14,7 @@
 pub mod crossval;
 pub mod engine_scope;
 pub mod fit;
+pub mod fit_run;
 pub mod identify;
 pub mod loss;
 pub mod optimize;
@@ -34,7 +35,8 @@ use fit::{FitResult, FitSpec};
 use identify::{sensitivities, IDENTIFY_THRESHOLD};
 use loss::{median_abs, LossSpec};
 use optimize::{Options, Progress};
-use params::{format_value, parse_list_of, Param};
+use param_list::parse_list_of;
+use params::{format_value, Param};
 use runs::RunSet;
 use std::path::Path;
 

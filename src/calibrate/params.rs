@@ -15,7 +15,6 @@
 //! [`SIG_DIGITS`] significant digits before they are evaluated, so the value written to the YAML
 //! is exactly the value the fit evaluated.
 pub use super::engine_scope::EngineScope;
-pub use super::param_list::{parse_list, parse_list_of};
 pub use super::values::{format_value, round_sig, SIG_DIGITS};
 use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;

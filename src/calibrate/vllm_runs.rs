@@ -8,7 +8,7 @@
 //! only when the client command passes `--ignore-eos`. Without it the real server stops at EOS
 //! and generates fewer tokens than requested while servesim generates all of them, so the
 //! throughput is a flag (still reported, never fitted).
-use super::runs::{FitRun, Values};
+use super::fit_run::{FitRun, Values};
 use crate::error::Result;
 use crate::simulation::vllm::run_vllm;
 use crate::simulation::Scenario;
