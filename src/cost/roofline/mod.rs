@@ -4,6 +4,9 @@
 //! touched), attention (prefill over prefix + extend, decode over each context, GQA or MLA,
 //! sliding windows), TP all-reduce (alpha-beta); then the LM head on logit tokens only, and
 //! fixed overheads (per step, per layer when eager, per request CPU).
+mod explain;
+mod ops;
+
 use super::collective::{self, Placement};
 use super::moe_config;
 use super::overheads::Overheads;
@@ -467,123 +470,6 @@ impl StepCost for Roofline {
             .map(|s| o.cpu_ns(s.decode_reqs + s.prefill_reqs))
             .fold(0.0, f64::max);
         o.with_cpu(self.group_gpu_ns(shapes), cpu_ns)
-    }
-}
-
-/// Per-operator prices, for other backends' per-op fallbacks (the kernel tables) and for
-/// `--explain`; each is exactly the term `gpu_ns` adds for that operator.
-impl Roofline {
-    /// A linear layer of `params` weights over `rows` tokens: the model's weight format, or
-    /// bf16 (router, LM head) when `bf16`.
-    pub(crate) fn gemm_op_ns(&self, params: f64, rows: f64, bf16: bool) -> f64 {
-        if bf16 {
-            self.gemm_ns(params, rows, 2.0, ComputeType::Bf16, 1.0, 1.0)
-        } else {
-            self.lin(params, rows)
-        }
-    }
-
-    /// Routed experts of one MoE layer over `rows` tokens.
-    pub(crate) fn experts_op_ns(&self, rows: f64) -> f64 {
-        self.experts_ns(rows)
-    }
-
-    /// The busiest EP rank's routed tokens for `rows` (`rows` without EP).
-    pub(crate) fn ep_rows(&self, rows: f64) -> f64 {
-        self.ep.as_ref().map_or(rows, |e| e.expert_rows(rows))
-    }
-
-    /// The step's all-reduces and EP all-to-all for `rows` tokens through the layers.
-    pub(crate) fn collectives(&self, rows: f64, extend: bool) -> super::expert_parallel::Comm {
-        let ar = self.all_reduce_ns(rows);
-        match &self.ep {
-            Some(e) => e.collectives(self.num_layers, ar, rows, extend),
-            None => super::expert_parallel::Comm {
-                all_reduce_ns: self.num_layers * 2.0 * ar,
-                all_to_all_ns: 0.0,
-            },
-        }
-    }
-
-    /// The EP price constants, when the server runs EP.
-    pub(crate) fn expert_parallel(&self) -> Option<&super::expert_parallel::EpCost> {
-        self.ep.as_ref()
-    }
-
-    /// Attention kernels of every layer (full and sliding-window) for `s`.
-    pub(crate) fn attention_op_ns(&self, s: &BatchShape) -> f64 {
-        self.add_attention_layers(0.0, s)
-    }
-
-    /// Whether the TP group spans nodes (priced over the inter-node link).
-    pub(crate) fn spans_nodes(&self) -> bool {
-        self.placement.spans_nodes()
-    }
-
-    /// How the TP group sits on nodes, for `--explain`.
-    pub(crate) fn placement_note(&self) -> String {
-        collective::describe(self.placement, &self.hw.link)
-    }
-
-    /// One TP all-reduce of `tokens` hidden states.
-    pub(crate) fn all_reduce_op_ns(&self, tokens: f64) -> f64 {
-        self.all_reduce_ns(tokens)
-    }
-}
-
-impl Roofline {
-    /// `--explain`: the step of `s` split as `gpu_ns` prices it. The fixed GPU overheads are
-    /// what `gpu_ns` adds beyond the operators, so the items always sum to the GPU time.
-    pub(crate) fn breakdown(&self, s: &BatchShape) -> super::breakdown::StepBreakdown {
-        use super::breakdown::{Component, CostItem, StepBreakdown};
-        let time = self.step_time(s);
-        let rows = Self::rows(s);
-        let busy = s.prefill_tokens + s.decode_reqs > 0;
-        let on = |v: f64| if busy { v } else { 0.0 };
-        let gemm = on(self.dense_layers * self.lin(self.dense_linear_params, rows)
-            + self.moe_layers * (self.lin(self.moe_linear_params, rows) + self.router_ns(rows)));
-        let moe = on(self.moe_layers * self.experts_ns(self.ep_rows(rows)));
-        let attention = on(self.add_attention_layers(0.0, s));
-        let comm = self.collectives(rows, s.prefill_reqs > 0);
-        let (all_reduce, all_to_all) = (on(comm.all_reduce_ns), on(comm.all_to_all_ns));
-        let logits = s.logit_rows();
-        let lm_head = on(self.gemm_op_ns(self.lm_head_params, logits, true));
-        let fixed = time.gpu_ns - (gemm + moe + attention + all_reduce + all_to_all + lm_head);
-        let e = &self.hw.efficiency;
-        let eff = |m: f64| e.gemm * m / (m + e.gemm_half_tokens);
-        let prof = &self.hw.name;
-        let item = |component, time_ns, detail: String| CostItem {
-            component,
-            time_ns,
-            detail,
-        };
-        let mut b = StepBreakdown {
-            backend: "roofline".into(),
-            items: vec![
-                item(Component::Gemm, gemm, format!(
-                    "roofline {prof}: max(2·m·params / (peak × gemm {:.3}·m/(m+{:.0}) = {:.3}), weight bytes / (HBM × memory {:.3})) at m={rows:.0}",
-                    e.gemm, e.gemm_half_tokens, eff(rows), e.memory)),
-                item(Component::Attention, attention, format!(
-                    "roofline: max(FLOPs / (bf16 peak × {:.3}), KV bytes / (HBM × decode {:.3})); prefill work {:.3e} token pairs, decode Σ context {}",
-                    self.attn.prefill, self.attn.decode, s.prefill_attn_work, s.decode_ctx_sum)),
-                item(Component::Moe, moe, if self.moe_layers > 0.0 {
-                    format!("roofline: expected distinct experts of {} top-{} at m={rows:.0}; moe_gemm {:?}{}", self.num_experts, self.experts_per_token, e.moe_gemm, if self.untuned_moe_floor_ns.is_some() { "; default (untuned) fused-MoE config of this SGLang version on this GPU (cost/moe_config.rs)" } else { "" })
-                } else {
-                    "dense model".into()
-                }),
-                item(Component::AllReduce, all_reduce, format!(
-                    "roofline: all-reduce over tp {} {}: custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer",
-                    self.tp, collective::describe(self.placement, &self.hw.link), self.hw.link.latency_ns, e.collective)),
-                item(Component::AllToAll, all_to_all, self.ep.as_ref().map_or("no expert parallelism".into(), |e| e.describe(s.prefill_reqs > 0))),
-                item(Component::LmHead, lm_head, format!("roofline: bf16 GEMM of {:.3e} params over {logits:.0} logit rows", self.lm_head_params)),
-                item(Component::GpuOverhead, fixed, "profile overheads: graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),
-                item(Component::Cpu, time.cpu_ns, "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into()),
-            ],
-            time,
-        };
-        b.items
-            .retain(|i| i.component != Component::AllToAll || self.ep.is_some());
-        b
     }
 }
 

@@ -1,0 +1,68 @@
+//! The roofline's per-operator prices, for other backends' per-op fallbacks (the kernel
+//! tables price what they did not measure with these) and for `--explain`.
+use super::{collective, BatchShape, ComputeType, Roofline};
+
+/// Per-operator prices, for other backends' per-op fallbacks (the kernel tables) and for
+/// `--explain`; each is exactly the term `gpu_ns` adds for that operator.
+impl Roofline {
+    /// A linear layer of `params` weights over `rows` tokens: the model's weight format, or
+    /// bf16 (router, LM head) when `bf16`.
+    pub(crate) fn gemm_op_ns(&self, params: f64, rows: f64, bf16: bool) -> f64 {
+        if bf16 {
+            self.gemm_ns(params, rows, 2.0, ComputeType::Bf16, 1.0, 1.0)
+        } else {
+            self.lin(params, rows)
+        }
+    }
+
+    /// Routed experts of one MoE layer over `rows` tokens.
+    pub(crate) fn experts_op_ns(&self, rows: f64) -> f64 {
+        self.experts_ns(rows)
+    }
+
+    /// The busiest EP rank's routed tokens for `rows` (`rows` without EP).
+    pub(crate) fn ep_rows(&self, rows: f64) -> f64 {
+        self.ep.as_ref().map_or(rows, |e| e.expert_rows(rows))
+    }
+
+    /// The step's all-reduces and EP all-to-all for `rows` tokens through the layers.
+    pub(crate) fn collectives(
+        &self,
+        rows: f64,
+        extend: bool,
+    ) -> crate::cost::expert_parallel::Comm {
+        let ar = self.all_reduce_ns(rows);
+        match &self.ep {
+            Some(e) => e.collectives(self.num_layers, ar, rows, extend),
+            None => crate::cost::expert_parallel::Comm {
+                all_reduce_ns: self.num_layers * 2.0 * ar,
+                all_to_all_ns: 0.0,
+            },
+        }
+    }
+
+    /// The EP price constants, when the server runs EP.
+    pub(crate) fn expert_parallel(&self) -> Option<&crate::cost::expert_parallel::EpCost> {
+        self.ep.as_ref()
+    }
+
+    /// Attention kernels of every layer (full and sliding-window) for `s`.
+    pub(crate) fn attention_op_ns(&self, s: &BatchShape) -> f64 {
+        self.add_attention_layers(0.0, s)
+    }
+
+    /// Whether the TP group spans nodes (priced over the inter-node link).
+    pub(crate) fn spans_nodes(&self) -> bool {
+        self.placement.spans_nodes()
+    }
+
+    /// How the TP group sits on nodes, for `--explain`.
+    pub(crate) fn placement_note(&self) -> String {
+        collective::describe(self.placement, &self.hw.link)
+    }
+
+    /// One TP all-reduce of `tokens` hidden states.
+    pub(crate) fn all_reduce_op_ns(&self, tokens: f64) -> f64 {
+        self.all_reduce_ns(tokens)
+    }
+}
