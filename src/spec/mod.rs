@@ -4,6 +4,7 @@ pub mod bundled;
 pub mod defaults;
 pub mod engine;
 pub mod expert_parallel;
+pub mod flag_values;
 pub mod hardware;
 pub mod hf_config;
 pub mod load;
