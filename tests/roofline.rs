@@ -163,6 +163,33 @@ fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
     close(t.total_ns, gpu + cpu);
 }
 
+/// The time `--explain` gives `component` in the step `s` of `model` on `hw` under `flags`,
+/// priced by backend `cost`.
+fn component_ns(
+    hw: &str,
+    model: &str,
+    flags: &ServerFlags,
+    cost: servesim::cost::CostModel,
+    component: servesim::cost::breakdown::Component,
+    s: &BatchShape,
+) -> f64 {
+    use servesim::cost::{build, CostChoice};
+    let hw = load_hardware(hw).unwrap();
+    let model = load_model(model).unwrap();
+    let server = ServerConfig::resolve(flags, &hw, &model).unwrap();
+    let choice = CostChoice {
+        model: Some(cost),
+        kernel_db: None,
+    };
+    let c = build(&hw, &model, &server, &choice).unwrap();
+    c.explain(s)
+        .items
+        .iter()
+        .filter(|i| i.component == component)
+        .map(|i| i.time_ns)
+        .sum()
+}
+
 /// DeepSeek-V3's fused MoE with SGLang's default triton config (src/cost/moe_config.rs)
 /// costs PR #3272's default / tuned ratio, 38.2 / 14.2 µs at 16 rows and 62.2 / 57.5 µs at
 /// large m, under both backends: when asked for (`--fused-moe-config default`, seed 004's
@@ -172,28 +199,15 @@ fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
 #[test]
 fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
     use servesim::cost::breakdown::Component;
-    use servesim::cost::{build, CostChoice, CostModel};
-    let model = load_model("deepseek-v3").unwrap();
+    use servesim::cost::CostModel;
     let moe_ns = |hw: &str, version: &str, moe: Option<&str>, cost: CostModel, s: &BatchShape| {
-        let hw = load_hardware(hw).unwrap();
         let flags = ServerFlags {
             tp: Some(8),
             sglang_version: Some(version.parse().unwrap()),
             fused_moe_config: moe.map(str::to_string),
             ..Default::default()
         };
-        let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
-        let choice = CostChoice {
-            model: Some(cost),
-            kernel_db: None,
-        };
-        let c = build(&hw, &model, &server, &choice).unwrap();
-        c.explain(s)
-            .items
-            .iter()
-            .filter(|i| i.component == Component::Moe)
-            .map(|i| i.time_ns)
-            .sum::<f64>()
+        component_ns(hw, "deepseek-v3", &flags, cost, Component::Moe, s)
     };
     let decode16 = BatchShape {
         decode_reqs: 16,
@@ -245,29 +259,20 @@ fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
 #[test]
 fn an_mla_layer_eager_extend_pays_the_measured_host_time() {
     use servesim::cost::breakdown::Component;
-    use servesim::cost::{build, CostChoice, CostModel};
-    let hw = load_hardware("b200-sxm-180gb").unwrap();
-    let base_ns = hw.overheads.eager_layer_ns;
+    use servesim::cost::CostModel;
+    let base_ns = load_hardware("b200-sxm-180gb")
+        .unwrap()
+        .overheads
+        .eager_layer_ns;
     let eager_extra_ns = |model: &str, version: &str, cost: CostModel| {
-        let model = load_model(model).unwrap();
         let flags = ServerFlags {
             tp: Some(8),
             sglang_version: Some(version.parse().unwrap()),
             ..Default::default()
         };
-        let server = ServerConfig::resolve(&flags, &hw, &model).unwrap();
-        let choice = CostChoice {
-            model: Some(cost),
-            kernel_db: None,
-        };
-        let c = build(&hw, &model, &server, &choice).unwrap();
         let overhead = |s: &BatchShape| {
-            c.explain(s)
-                .items
-                .iter()
-                .filter(|i| i.component == Component::GpuOverhead)
-                .map(|i| i.time_ns)
-                .sum::<f64>()
+            let hw = "b200-sxm-180gb";
+            component_ns(hw, model, &flags, cost, Component::GpuOverhead, s)
         };
         // A one-token extend over a 1000-token cached prefix (a radix-cache hit at c1).
         let mut extend = BatchShape::default();
