@@ -422,8 +422,17 @@ impl ServerConfig {
         }
         kv_pool_tokens = kv_pool_tokens / page_size * page_size;
         if kv_pool_tokens == 0 {
+            // SGLang's own default can be the cause (DP attention reserves dp × 4.5 MiB per
+            // graph batch slot from 0.5.3): the real server fails the same way, so say which flag.
+            let hint = if flags.mem_fraction_static.is_none() {
+                "; that fraction is SGLang's own default for this deployment (the real server \
+                 would fail too): pass --mem-fraction-static, or a smaller --cuda-graph-max-bs \
+                 where DP attention reserves graph memory per rank"
+            } else {
+                ""
+            };
             return Err(Error::Impossible(format!(
-                "no room for a KV cache: {free0_gib:.1} GiB free × mem_fraction_static {mem_fraction_static} leaves {:.2} GiB after {weights_gib:.1} GiB of weights per rank",
+                "no room for a KV cache: {free0_gib:.1} GiB free × mem_fraction_static {mem_fraction_static} leaves {:.2} GiB after {weights_gib:.1} GiB of weights per rank{hint}",
                 rest_gib
             )));
         }
