@@ -174,21 +174,12 @@ fn random_runs_say_their_lengths_are_nominal() {
     assert!(note("0.33.0").contains("pads or trims"));
     assert!(note("0.11.0").contains("without padding"));
     assert!(note("0.8.0").contains("without re-encoding"));
-    let (code, _, err) = common::servesim(&[
-        "run",
-        "--hardware",
-        "h100-sxm5-80gb",
-        "--model",
-        "qwen2.5-0.5b",
-        "--client",
-        "vllm",
-        "--num-prompts",
-        "4",
+    let (code, _, err) = common::servesim(&common::vllm_client_run_args(&[
         "--random-input-len",
         "32",
         "--random-output-len",
         "4",
-    ]);
+    ]));
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("note: random dataset") && err.contains("nominal"),
@@ -198,20 +189,8 @@ fn random_runs_say_their_lengths_are_nominal() {
 
 #[test]
 fn unmodelled_datasets_and_flags_fail_with_one_line() {
-    let base = [
-        "run",
-        "--hardware",
-        "h100-sxm5-80gb",
-        "--model",
-        "qwen2.5-0.5b",
-        "--client",
-        "vllm",
-        "--num-prompts",
-        "4",
-    ];
     let run = |extra: &[&str], needles: &[&str]| {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
-        common::fails_with(&args, needles);
+        common::fails_with(&common::vllm_client_run_args(extra), needles);
     };
     run(
         &["--dataset-name", "hf"],

@@ -4,6 +4,23 @@ use std::process::Command;
 
 pub mod synthetic;
 
+/// The arguments of `servesim run` of Qwen2.5-0.5B on one H100 through vLLM's client with 4
+/// prompts (the base of the vLLM-client command-line tests), then `extra`.
+pub fn vllm_client_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let base: [&'a str; 9] = [
+        "run",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--model",
+        "qwen2.5-0.5b",
+        "--client",
+        "vllm",
+        "--num-prompts",
+        "4",
+    ];
+    base.iter().chain(extra).copied().collect()
+}
+
 /// The elements of a JSON array read by `item` (e.g. `serde_json::Value::as_u64`); panics, naming
 /// the element, when the value is not an array or an element does not read.
 pub fn json_vec<T>(

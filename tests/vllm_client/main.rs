@@ -496,24 +496,8 @@ fn vllm_client_golden_report() {
 
 #[test]
 fn bad_vllm_client_flags_fail_with_one_line() {
-    let base = [
-        "run",
-        "--hardware",
-        "h100-sxm5-80gb",
-        "--model",
-        "qwen2.5-0.5b",
-        "--client",
-        "vllm",
-        "--num-prompts",
-        "4",
-    ];
-    let with = |extra: &[&str]| -> Vec<String> {
-        base.iter().chain(extra).map(|s| s.to_string()).collect()
-    };
     let run = |extra: &[&str], needles: &[&str]| {
-        let args = with(extra);
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        common::fails_with(&refs, needles);
+        common::fails_with(&common::vllm_client_run_args(extra), needles);
     };
     run(&["--bench-version", "0.5.0"], &["--bench-version", "0.6.2"]);
     run(&["--burstiness", "0"], &["--burstiness"]);
