@@ -237,14 +237,7 @@ fn unmodelled_datasets_and_flags_fail_with_one_line() {
     );
     // The SGLang client has no such flags.
     common::fails_with(
-        &[
-            "run",
-            "--hardware",
-            "h100-sxm5-80gb",
-            "--model",
-            "qwen2.5-0.5b",
-            "--disable-shuffle",
-        ],
+        &common::small_h100_run_args(&["--disable-shuffle"]),
         &["--disable-shuffle", "--client vllm"],
     );
 }

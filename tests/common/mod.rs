@@ -4,21 +4,23 @@ use std::process::Command;
 
 pub mod synthetic;
 
-/// The arguments of `servesim run` of Qwen2.5-0.5B on one H100 through vLLM's client with 4
-/// prompts (the base of the vLLM-client command-line tests), then `extra`.
-pub fn vllm_client_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let base: [&'a str; 9] = [
+/// The arguments of `servesim run` of Qwen2.5-0.5B on one H100, then `extra`.
+pub fn small_h100_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let base: [&'a str; 5] = [
         "run",
         "--hardware",
         "h100-sxm5-80gb",
         "--model",
         "qwen2.5-0.5b",
-        "--client",
-        "vllm",
-        "--num-prompts",
-        "4",
     ];
     base.iter().chain(extra).copied().collect()
+}
+
+/// [`small_h100_run_args`] through vLLM's client with 4 prompts (the base of the vLLM-client
+/// command-line tests), then `extra`.
+pub fn vllm_client_run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let client: [&'a str; 4] = ["--client", "vllm", "--num-prompts", "4"];
+    small_h100_run_args(&client.iter().chain(extra).copied().collect::<Vec<_>>())
 }
 
 /// The elements of a JSON array read by `item` (e.g. `serde_json::Value::as_u64`); panics, naming

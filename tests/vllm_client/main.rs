@@ -465,12 +465,7 @@ fn normalised_arrivals_reach_the_event_loop() {
 
 #[test]
 fn vllm_client_golden_report() {
-    let (code, out, err) = common::servesim(&[
-        "run",
-        "--hardware",
-        "h100-sxm5-80gb",
-        "--model",
-        "qwen2.5-0.5b",
+    let (code, out, err) = common::servesim(&common::small_h100_run_args(&[
         "--client",
         "vllm",
         "--bench-version",
@@ -487,7 +482,7 @@ fn vllm_client_golden_report() {
         "ttft,tpot,itl,e2el",
         "--metric-percentiles",
         "50,99",
-    ]);
+    ]));
     assert_eq!(code, 0, "{err}");
     let block = &out[out.find("============ Serving").unwrap()..];
     let golden = include_str!("../golden/vllm-qwen2.5-0.5b-h100-random-64.txt");
@@ -509,17 +504,7 @@ fn bad_vllm_client_flags_fail_with_one_line() {
         &["--random-range-ratio", "< 1"],
     );
     common::fails_with(
-        &[
-            "run",
-            "--hardware",
-            "h100-sxm5-80gb",
-            "--model",
-            "qwen2.5-0.5b",
-            "--client",
-            "vllm-legacy",
-            "--bench-version",
-            "0.11.0",
-        ],
+        &common::small_h100_run_args(&["--client", "vllm-legacy", "--bench-version", "0.11.0"]),
         &["deprecation stub"],
     );
     run(
@@ -529,15 +514,7 @@ fn bad_vllm_client_flags_fail_with_one_line() {
     run(&["--dataset-name", "hf"], &["not modelled"]);
     // vLLM-only flags with the default (sglang) client.
     common::fails_with(
-        &[
-            "run",
-            "--hardware",
-            "h100-sxm5-80gb",
-            "--model",
-            "qwen2.5-0.5b",
-            "--burstiness",
-            "2",
-        ],
+        &common::small_h100_run_args(&["--burstiness", "2"]),
         &["--burstiness", "--client vllm"],
     );
 }
