@@ -5,7 +5,8 @@
 # Usage: scripts/gpustack_results.sh [path/to/servesim]   (default: target/release/servesim)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-target/release/servesim}"
+source scripts/results_common.sh
+bin=$(results_bin "$@")
 manifest=validation/gpustack/manifest.yaml
 out=validation/gpustack/RESULTS.md
 n=$(grep -c '^  - id:' "$manifest")
@@ -31,12 +32,7 @@ n=$(grep -c '^  - id:' "$manifest")
   echo "empty: vLLM's block does not print it. Nothing is fitted on these runs."
   echo "The groups are: all runs, each GPU family, each GPU profile, each engine and each engine × GPU profile."
   for model in roofline kernels; do
-    echo
-    echo "## Cost model: \`$model\`"
-    echo
-    echo '```text'
-    "$bin" validate --manifest "$manifest" --cost-model "$model"
-    echo '```'
+    validate_section "$bin" "$manifest" "$model"
     echo
     echo "Median ITL (the table above shows median TPOT), from \`servesim replay\` of each entry (scripts/gpustack_itl.py):"
     echo

@@ -4,7 +4,8 @@
 # Usage: scripts/public_results.sh [path/to/servesim]   (default: target/release/servesim)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-target/release/servesim}"
+source scripts/results_common.sh
+bin=$(results_bin "$@")
 manifest=validation/public/manifest.yaml
 out=validation/public/RESULTS.md
 {
@@ -28,12 +29,7 @@ out=validation/public/RESULTS.md
   echo "that (\`--prior-runs\`, src/client/prior.rs); see the notes at the end for what it changes and what"
   echo "TTFT error remains."
   for model in roofline kernels; do
-    echo
-    echo "## Cost model: \`$model\`"
-    echo
-    echo '```text'
-    "$bin" validate --manifest "$manifest" --cost-model "$model"
-    echo '```'
+    validate_section "$bin" "$manifest" "$model"
   done
   cat validation/public/ttft-notes.md
 } > "$out"
