@@ -560,3 +560,93 @@ fn a100_flashinfer_decode_is_priced_from_the_fa2_rows_not_the_fa3_rows() {
     let hd = attention(h.explain(&decode(&h_server, 128, 2048)));
     assert!(hd.detail.contains("lane fa3,"), "{}", hd.detail);
 }
+
+/// GEMM time of one explained step, ns.
+fn gemm_ns(cost: &dyn StepCost, s: &BatchShape) -> f64 {
+    cost.explain(s)
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "gemm")
+        .unwrap()
+        .time_ns
+}
+
+#[test]
+fn decode_gemms_never_beat_streaming_the_weights_from_hbm() {
+    // Physics bound on every bundled GPU with kernel tables: a decode step (m ≤ 64 rows) reads
+    // every linear layer's weights once, so its GEMM time is at least the weight bytes of one
+    // rank over the datasheet HBM bandwidth. Bytes by hand from the model card, dense bf16 GQA
+    // models only: per layer q, k, v, o = h·(nh + 2·nkv)·d + nh·d·h and gate, up, down =
+    // 3·h·i, split over tp, × 2 bytes. Llama-3.1-70B at TP8: 106.95 M params a layer,
+    // 17.11 GB a step, 8.39 ms at A100's 2.039 TB/s (the tables price 13.0–14.4 ms: 58–65%).
+    let mut checked = 0;
+    for hw in servesim::spec::bundled::hardware_names() {
+        let h = load_hardware(hw).unwrap();
+        if h.kernel_tables.is_none() {
+            continue;
+        }
+        for model in model_names() {
+            let m = load_model(model).unwrap();
+            if m.moe.is_some()
+                || m.mla.is_some()
+                || m.weights != servesim::spec::model::WeightFormat::Bf16
+            {
+                continue;
+            }
+            for tp in [1, 2, 8] {
+                let Some((k, _, server)) = deployment(hw, model, tp) else {
+                    continue;
+                };
+                let (hd, d, i) = (
+                    m.hidden_size as f64,
+                    m.head_dim as f64,
+                    m.intermediate_size as f64,
+                );
+                let (nh, nkv) = (m.num_attention_heads as f64, m.num_kv_heads as f64);
+                let per_layer = hd * (nh + 2.0 * nkv) * d + nh * d * hd + 3.0 * hd * i;
+                let bytes = m.num_layers as f64 * per_layer / tp as f64 * 2.0;
+                let floor_ns = bytes / h.memory.bandwidth_bytes_per_s * 1e9;
+                for bs in [1, 16, 64] {
+                    let got = gemm_ns(k.as_ref(), &decode(&server, bs, 1000));
+                    assert!(
+                        got >= floor_ns,
+                        "{hw} {model} tp{tp} bs {bs}: GEMMs {got} ns < weights / HBM {floor_ns} ns"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 12, "{checked} cases");
+}
+
+#[test]
+fn a100_tp8_decode_all_reduce_is_the_custom_allreduce_tables_graph_lane() {
+    // Llama-3.1-70B, 8 × A100, SGLang 0.5.6 (priced from the 0.5.9 custom_allreduce table, the
+    // nearest version): two all-reduces a layer of rows × 8192 bf16 over 80 layers, read from
+    // the table's `8 graph` row at its grid points: 16 rows = 131072 elements (256 KiB, the
+    // two-stage kernel: vLLM/SGLang's one-stage limit for 8 GPUs is < 256 KiB) 18.5 µs, 8 rows
+    // = 65536 elements 11.43 µs, 1 row = 8192 elements 6.646 µs.
+    let (k, server) = at_version("a100-sxm4-80gb", "llama-3.1-70b", 8, "0.5.6");
+    for (bs, us) in [(16, 18.5), (8, 11.43), (1, 6.646)] {
+        let b = k.explain(&decode(&server, bs, 1000));
+        let ar = b
+            .items
+            .into_iter()
+            .find(|i| i.component.name() == "all-reduce")
+            .unwrap();
+        let hand_ns = 160.0 * us * 1e3;
+        assert!(
+            (ar.time_ns / hand_ns - 1.0).abs() < 1e-3,
+            "bs {bs}: {} vs hand {hand_ns}: {}",
+            ar.time_ns,
+            ar.detail
+        );
+        assert!(
+            ar.detail.contains("custom_allreduce table (graph lane)")
+                && ar.detail.contains("tables SGLang 0.5.9"),
+            "{}",
+            ar.detail
+        );
+    }
+}
