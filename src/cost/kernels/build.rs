@@ -63,10 +63,10 @@ fn uniform_routing(
         Some(fix) => {
             let note = format!(
                 "; routed as independent tokens: +{:.2} µs per expert the table's power-law \
-                 routing left untouched ({:.0} of {:.0} experts at 16 tokens){}",
+                 routing left untouched (16 tokens touch {:.0} experts, the table's routing {:.0}){}",
                 fix.per_expert_ns / 1e3,
-                super::moe_routing::distinct_power_law(16, e, k),
                 super::moe_routing::distinct_uniform(16.0, e as f64, k as f64),
+                super::moe_routing::distinct_power_law(16, e, k),
                 if fix.clamped {
                     ", slope bounded by the HBM bandwidth"
                 } else {
