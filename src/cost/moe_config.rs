@@ -304,6 +304,20 @@ mod tests {
             shipped("NVIDIA_B200", &q, v("0.5.14")).map(|x| x.0),
             Some(false)
         );
+        // Seed 003 (A100, 0.5.1) and its A100 tables (0.5.10); the B200 cookbook run (0.5.6):
+        // no file for the shape in either release, so the tables measured the same default
+        // config the runs used (wheels read: no E=128 A100 file, no N=192 B200 file).
+        for (dev, run) in [
+            ("NVIDIA_A100-SXM4-80GB", "0.5.1"),
+            ("NVIDIA_A100-SXM4-80GB", "0.5.10"),
+            ("NVIDIA_B200", "0.5.6"),
+        ] {
+            assert_eq!(
+                shipped(dev, &q, v(run)).map(|x| x.0),
+                Some(false),
+                "{dev} {run}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Resolve-time construction of a [`KernelCost`]: for the deployment's model, TP, weight
 //! format, KV dtype and attention backend, pick the table rows (nearest head count, the
 //! backend's lane, the dtype) and build every operator's curve once.
+use super::curve::Curve;
 use super::db::KernelDb;
 use super::{ops, AllReduce, Attention, KernelCost, Linear};
 use crate::cost::overheads::Overheads;
@@ -30,6 +31,51 @@ fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
         WeightFormat::Fp8 => Some("fp8_block"),
         WeightFormat::Mxfp4 => Some("mxfp4"),
         WeightFormat::W8a8Int8 => None,
+    }
+}
+
+/// The single-rank MoE curve `c` (dtype `d`, `moe_tp` ranks) repriced from the table's
+/// power-law routing to independent tokens' ([`super::moe_routing`]), with its `--explain`
+/// note; bf16 and block-FP8 experts only (other dtypes unchanged).
+fn uniform_routing(
+    c: Curve,
+    hw: &HardwareProfile,
+    hidden: u64,
+    m: &crate::spec::model::Moe,
+    moe_tp: u64,
+    d: &str,
+) -> (Curve, String) {
+    let bytes_per_param = match d {
+        "bf16" => 2.0,
+        "fp8_block" => 1.0,
+        _ => return (c, String::new()),
+    };
+    let expert_bytes =
+        3.0 * (hidden * m.expert_intermediate_size) as f64 / moe_tp.max(1) as f64 * bytes_per_param;
+    let (e, k) = (m.num_experts, m.experts_per_token);
+    match super::moe_routing::uniform_routing(
+        &c,
+        e,
+        k,
+        expert_bytes,
+        hw.memory.bandwidth_bytes_per_s,
+    ) {
+        Some(fix) => {
+            let note = format!(
+                "; routed as independent tokens: +{:.2} µs per expert the table's power-law \
+                 routing left untouched (16 tokens touch {:.0} experts, the table's routing {:.0}){}",
+                fix.per_expert_ns / 1e3,
+                super::moe_routing::distinct_uniform(16.0, e as f64, k as f64),
+                super::moe_routing::distinct_power_law(16, e, k),
+                if fix.clamped {
+                    ", slope bounded by the HBM bandwidth"
+                } else {
+                    ""
+                }
+            );
+            (fix.curve, note)
+        }
+        None => (c, String::new()),
     }
 }
 
@@ -365,10 +411,15 @@ impl KernelCost {
                 match found {
                     Some((c, (moe_tp, ep), scale)) => {
                         experts_rows_scale = scale;
+                        let (c, routing) = if ep == 1 && scale == 1.0 {
+                            uniform_routing(c, hw, model.hidden_size, m, moe_tp, d)
+                        } else {
+                            (c, String::new())
+                        };
                         (
                         Some(c),
                         format!(
-                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}",
+                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}{routing}",
                             m.num_experts, m.experts_per_token, m.expert_intermediate_size,
                             if ep > 1 { format!(" moe_ep {ep} at {scale:.4} × the step's tokens (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
                             else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }

@@ -114,6 +114,15 @@ impl Curve {
         (ln.exp() * p.scale, p.outside)
     }
 
+    /// The grid points `(x, time_ns)` (after the monotone fit).
+    pub fn points(&self) -> Vec<(f64, f64)> {
+        self.ln_x
+            .iter()
+            .zip(&self.ln_y)
+            .map(|(x, y)| (x.exp(), y.exp()))
+            .collect()
+    }
+
     /// Largest x measured.
     pub fn x_max(&self) -> f64 {
         self.ln_x.last().map_or(0.0, |l| l.exp())

@@ -20,6 +20,7 @@ pub mod db;
 pub mod envelope;
 mod explain;
 pub mod memo;
+pub mod moe_routing;
 pub mod ops;
 pub mod table;
 pub mod versions;
