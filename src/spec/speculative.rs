@@ -9,6 +9,7 @@
 //! accept length, and is how a user measures the cost side on their own hardware.
 use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
+use super::speculative_v2::SpecWorker;
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,10 @@ pub struct SpeculativeFlags {
     /// 1 + a + a² + … + a^K); an alternative to --speculative-accept-length.
     #[arg(long)]
     pub speculative_accept_rate: Option<f64>,
+    /// SGLang's env `SGLANG_ENABLE_SPEC_V2` (0.5.5–0.5.13): true or false (default: the
+    /// version's, on from 0.5.11); spec v2 overlaps the scheduler with the GPU.
+    #[arg(long)]
+    pub sglang_enable_spec_v2: Option<bool>,
 }
 
 impl SpeculativeFlags {
@@ -62,7 +67,8 @@ impl SpeculativeFlags {
             speculative_eagle_topk,
             speculative_num_draft_tokens,
             speculative_accept_length,
-            speculative_accept_rate
+            speculative_accept_rate,
+            sglang_enable_spec_v2
         )
     }
 }
@@ -143,6 +149,9 @@ pub struct SpeculativeConfig {
     /// Draft weights held by one rank, bytes (embedding / LM head shared with the target are
     /// not counted).
     pub draft_weight_bytes_per_rank: f64,
+    /// Spec v1 or v2, overlapped or not ([`super::speculative_v2`]; v1 until the server
+    /// resolves it).
+    pub worker: SpecWorker,
 }
 
 impl SpeculativeConfig {
@@ -156,11 +165,23 @@ impl SpeculativeConfig {
     }
 
     /// KV tokens per running request `check_decode_mem` wants free before a decode step
-    /// (`decode_mem_cache_buf_multiplier` = N + k·K; transient draft and verify slots).
+    /// (spec v1: `decode_mem_cache_buf_multiplier` = N + k·K, transient draft and verify
+    /// slots; spec v2: the 2 · max(K·k, N) slots it keeps allocated ahead).
     pub fn decode_buffer_tokens(&self) -> u64 {
         match self.algorithm {
+            _ if self.worker.v2 => 2 * super::speculative_v2::alloc_len_per_decode(self),
             SpecAlgorithm::Ngram => self.num_draft_tokens,
             _ => self.num_draft_tokens + self.topk * self.num_steps,
+        }
+    }
+
+    /// Tokens per request of the draft extend after a verify: K + 1 (spec v1's draft-extend
+    /// graph), N with spec v2 (`DRAFT_EXTEND_V2` over every verified slot).
+    pub fn draft_extend_width(&self) -> u64 {
+        if self.worker.v2 {
+            self.num_draft_tokens
+        } else {
+            self.num_steps + 1
         }
     }
 
@@ -200,7 +221,12 @@ impl SpeculativeConfig {
         tp: u64,
     ) -> Result<Option<SpeculativeConfig>> {
         let Some(name) = f.speculative_algorithm.as_deref() else {
-            if f != &SpeculativeFlags::default() {
+            // SGLang ignores the env without speculation.
+            let others = SpeculativeFlags {
+                sglang_enable_spec_v2: None,
+                ..f.clone()
+            };
+            if others != SpeculativeFlags::default() {
                 return Err(bad(
                     "--speculative-algorithm",
                     "other --speculative-* flags need --speculative-algorithm",
@@ -242,6 +268,7 @@ impl SpeculativeConfig {
             accept_source: String::new(),
             accept_given: false,
             draft_weight_bytes_per_rank,
+            worker: SpecWorker::V1,
         };
         let max = cfg.max_gain();
         match (f.speculative_accept_length, f.speculative_accept_rate) {
