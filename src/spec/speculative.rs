@@ -9,7 +9,6 @@
 //! accept length, and is how a user measures the cost side on their own hardware.
 use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
-use super::speculative_v2::SpecWorker;
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -126,6 +125,15 @@ impl SpecAlgorithm {
     }
 }
 
+/// The speculative worker a server runs (`spec::speculative_v2` decides it per version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SpecWorker {
+    /// SGLang's `EAGLEWorkerV2` (spec v2): its KV lookahead and draft-extend shape.
+    pub v2: bool,
+    /// The overlap scheduler runs (CPU of the next step hidden under this step's GPU).
+    pub overlap: bool,
+}
+
 /// Resolved speculative-decoding settings of a server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpeculativeConfig {
@@ -149,8 +157,7 @@ pub struct SpeculativeConfig {
     /// Draft weights held by one rank, bytes (embedding / LM head shared with the target are
     /// not counted).
     pub draft_weight_bytes_per_rank: f64,
-    /// Spec v1 or v2, overlapped or not ([`super::speculative_v2`]; v1 until the server
-    /// resolves it).
+    /// Spec v1 or v2, overlapped or not (v1 until the server resolves it).
     pub worker: SpecWorker,
 }
 
@@ -161,27 +168,6 @@ impl SpeculativeConfig {
         match self.algorithm {
             SpecAlgorithm::Ngram => self.num_draft_tokens,
             _ => (self.num_steps + 1).min(self.num_draft_tokens),
-        }
-    }
-
-    /// KV tokens per running request `check_decode_mem` wants free before a decode step
-    /// (spec v1: `decode_mem_cache_buf_multiplier` = N + k·K, transient draft and verify
-    /// slots; spec v2: the 2 · max(K·k, N) slots it keeps allocated ahead).
-    pub fn decode_buffer_tokens(&self) -> u64 {
-        match self.algorithm {
-            _ if self.worker.v2 => 2 * super::speculative_v2::alloc_len_per_decode(self),
-            SpecAlgorithm::Ngram => self.num_draft_tokens,
-            _ => self.num_draft_tokens + self.topk * self.num_steps,
-        }
-    }
-
-    /// Tokens per request of the draft extend after a verify: K + 1 (spec v1's draft-extend
-    /// graph), N with spec v2 (`DRAFT_EXTEND_V2` over every verified slot).
-    pub fn draft_extend_width(&self) -> u64 {
-        if self.worker.v2 {
-            self.num_draft_tokens
-        } else {
-            self.num_steps + 1
         }
     }
 
@@ -268,7 +254,7 @@ impl SpeculativeConfig {
             accept_source: String::new(),
             accept_given: false,
             draft_weight_bytes_per_rank,
-            worker: SpecWorker::V1,
+            worker: SpecWorker::default(),
         };
         let max = cfg.max_gain();
         match (f.speculative_accept_length, f.speculative_accept_rate) {

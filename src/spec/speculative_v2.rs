@@ -23,10 +23,9 @@
 //! `kv_committed_len + 2 · ALLOC_LEN_PER_DECODE`, `ALLOC_LEN_PER_DECODE = max(K·k, N)`
 //! (`eagle_info_v2.py`, `schedule_batch.py::_new_tokens_required_next_decode_spec_v2`), and its
 //! draft extend runs on a fixed N tokens per request (`DRAFT_EXTEND_V2`) instead of K + 1.
-use super::speculative::{SpecAlgorithm, SpeculativeConfig, SpeculativeFlags};
+use super::speculative::{SpecAlgorithm, SpecWorker, SpeculativeConfig, SpeculativeFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
-use serde::Serialize;
 
 /// First version with env `SGLANG_ENABLE_SPEC_V2` (default off).
 pub const SPEC_V2_ENV_FROM: Version = Version::new(0, 5, 5);
@@ -36,15 +35,6 @@ pub const SPEC_V2_DEFAULT_FROM: Version = Version::new(0, 5, 11);
 pub const SPEC_V2_ALWAYS_FROM: Version = Version::new(0, 5, 13);
 /// First version without the env (overlap follows `--disable-overlap-schedule` only, NGRAM too).
 pub const SPEC_V2_ENV_REMOVED_FROM: Version = Version::new(0, 5, 14);
-
-/// The speculative worker a server runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct SpecWorker {
-    /// `EAGLEWorkerV2` (or its STANDALONE sibling): v2's KV allocation and draft-extend shape.
-    pub v2: bool,
-    /// The overlap scheduler runs (CPU of the next step hidden under this step's GPU).
-    pub overlap: bool,
-}
 
 impl SpecWorker {
     pub const V1: SpecWorker = SpecWorker {
@@ -143,6 +133,29 @@ pub fn choose(
 /// whichever is longer).
 pub fn alloc_len_per_decode(s: &SpeculativeConfig) -> u64 {
     (s.num_steps * s.topk).max(s.num_draft_tokens)
+}
+
+impl SpeculativeConfig {
+    /// KV tokens per running request `check_decode_mem` wants free before a decode step
+    /// (spec v1: `decode_mem_cache_buf_multiplier` = N + k·K, transient draft and verify
+    /// slots, N for NGRAM; spec v2: the 2 · max(K·k, N) slots it keeps allocated ahead).
+    pub fn decode_buffer_tokens(&self) -> u64 {
+        match self.algorithm {
+            _ if self.worker.v2 => 2 * alloc_len_per_decode(self),
+            SpecAlgorithm::Ngram => self.num_draft_tokens,
+            _ => self.num_draft_tokens + self.topk * self.num_steps,
+        }
+    }
+
+    /// Tokens per request of the draft extend after a verify: K + 1 (spec v1's draft-extend
+    /// graph), N with spec v2 (`DRAFT_EXTEND_V2` over every verified slot).
+    pub fn draft_extend_width(&self) -> u64 {
+        if self.worker.v2 {
+            self.num_draft_tokens
+        } else {
+            self.num_steps + 1
+        }
+    }
 }
 
 #[cfg(test)]
