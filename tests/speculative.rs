@@ -4,6 +4,7 @@
 mod common;
 
 use servesim::cost::{BatchShape, StepTime};
+use servesim::plan::launch::sglang_launch_server;
 use servesim::report::text;
 use servesim::simulation::{run, run_with_record, Scenario};
 use servesim::spec::server::ServerFlags;
@@ -569,6 +570,15 @@ fn spec_v2_is_the_default_from_0_5_11() {
     f.speculative.speculative_eagle_topk = Some(4);
     f.speculative.speculative_num_draft_tokens = Some(8);
     assert!(!scenario(H100, "qwen3-8b", &f, &c).server.overlap_schedule);
+    // The launch command reproduces the choice: the env opt-in before 0.5.11, the overlap flag
+    // after (SGLANG_ENABLE_SPEC_V2=0 and --disable-overlap-schedule give the same server).
+    let launch = |v: &str, env: Option<bool>| sglang_launch_server(&at(v, env));
+    assert!(launch("0.5.10", Some(true))
+        .starts_with("SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server "));
+    assert!(launch("0.5.10", None).contains("--disable-overlap-schedule"));
+    let l = launch("0.5.11", None);
+    assert!(l.starts_with("python -m") && !l.contains("overlap"), "{l}");
+    assert!(launch("0.5.11", Some(false)).contains("--disable-overlap-schedule"));
     // 0.5.7–0.5.10 refuse it when the env asks for spec v2.
     let mut args = vec!["run", "--hardware", H100, "--num-prompts", "2"];
     args.extend(QWEN3_8B_EAGLE3);

@@ -135,6 +135,12 @@ pub fn alloc_len_per_decode(s: &SpeculativeConfig) -> u64 {
     (s.num_steps * s.topk).max(s.num_draft_tokens)
 }
 
+/// The launch command needs `SGLANG_ENABLE_SPEC_V2=1` (spec v2 before it is the default; from
+/// 0.5.11 the env off is what `--disable-overlap-schedule` gives).
+pub fn needs_env_opt_in(s: &SpeculativeConfig, version: Version) -> bool {
+    s.worker.v2 && version < SPEC_V2_DEFAULT_FROM
+}
+
 impl SpeculativeConfig {
     /// KV tokens per running request `check_decode_mem` wants free before a decode step
     /// (spec v1: `decode_mem_cache_buf_multiplier` = N + k·K, transient draft and verify
