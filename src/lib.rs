@@ -48,7 +48,8 @@
 //!   in `calibrate::vllm_runs`, which constants act on which engine in
 //!   `calibrate::engine_scope`); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted), and
 //!   `validation/gpustack/` (vLLM-client logs for either engine: `validate::vllm::entry`);
-//! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), the
+//! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), spec v1
+//!   or the overlapped spec v2 per version in `spec::speculative_v2`, the
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);
 //! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by

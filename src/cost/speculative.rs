@@ -4,14 +4,15 @@
 //! * decode iteration of `bs` requests: `K − 1` draft passes of `bs × k` tokens, the target's
 //!   verify of `bs × N` tokens (each request extends N tokens over its context; tree attention
 //!   when k > 1), then the draft extend over the accepted tokens (`bs × (K + 1)`, the shape of
-//!   SGLang's draft-extend CUDA graph). Each part replays its graph when `bs` pads to a captured
+//!   SGLang's draft-extend CUDA graph; `bs × N` with spec v2). Each part replays its graph when `bs` pads to a captured
 //!   size, else runs eagerly. NGRAM has no draft: the verify alone (its drafts come from a CPU
 //!   cache).
 //! * prefill (extend) batch: the target's extend, then the draft's extend over the same tokens
 //!   (the first token is streamed after both).
 //!
 //! The scheduler CPU time is the target's (one scheduler iteration); spec v1 runs without the
-//! overlap scheduler, so it adds to the GPU time. O(1) per step like the backends.
+//! overlap scheduler, so it adds to the GPU time; spec v2 (`spec::speculative_v2`, SGLang's
+//! default from 0.5.11) overlaps it: the step takes the larger of the two. O(1) per step.
 use super::breakdown::{Component, CostItem, StepBreakdown};
 use super::{BatchShape, StepCost, StepTime};
 use crate::spec::speculative::SpeculativeConfig;
@@ -25,6 +26,8 @@ pub struct SpeculativeCost {
     topk: u64,
     num_draft_tokens: u64,
     draft_passes: u64,
+    /// Tokens per request of the draft extend after a verify (K + 1, N with spec v2).
+    draft_extend_width: u64,
     overlap: bool,
 }
 
@@ -52,6 +55,7 @@ impl SpeculativeCost {
             topk: spec.topk,
             num_draft_tokens: spec.num_draft_tokens,
             draft_passes: spec.draft_passes(),
+            draft_extend_width: spec.draft_extend_width(),
             overlap,
         }
     }
@@ -78,9 +82,9 @@ impl SpeculativeCost {
                 ..Default::default()
             };
             draft_extend.decode_reqs = bs;
-            draft_extend.decode_ctx_sum = s.decode_ctx_sum + bs * self.num_steps;
+            draft_extend.decode_ctx_sum = s.decode_ctx_sum + bs * (self.draft_extend_width - 1);
             draft_extend.graph_bs = s.graph_bs;
-            draft_extend.decode_width = self.num_steps + 1;
+            draft_extend.decode_width = self.draft_extend_width;
         }
         Shapes {
             target,
@@ -155,9 +159,8 @@ impl StepCost for SpeculativeCost {
             time_ns: extend,
             detail: if s.decode_reqs > 0 {
                 format!(
-                    "draft extend after verify: {} requests × (K+1)={} tokens",
-                    s.decode_reqs,
-                    self.num_steps + 1
+                    "draft extend after verify: {} requests × {} tokens",
+                    s.decode_reqs, self.draft_extend_width
                 )
             } else {
                 format!("draft prefill over the {} extend tokens", s.prefill_tokens)

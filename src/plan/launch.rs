@@ -12,6 +12,7 @@
 use crate::simulation::Scenario;
 use crate::spec::model::{KvDtype, WeightFormat};
 use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
+use crate::spec::speculative_v2;
 use serde::Serialize;
 
 /// The serving engine whose command lines are rendered.
@@ -123,7 +124,12 @@ fn schedule_policy(p: SchedulePolicy) -> &'static str {
 pub fn sglang_launch_server(sc: &Scenario) -> String {
     let s = &sc.server;
     let m = &sc.model;
-    let mut l = Line::new("sglang.launch_server");
+    let mut l = match &s.speculative {
+        Some(spec) if speculative_v2::needs_env_opt_in(spec, s.version) => {
+            Line::command("SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server")
+        }
+        _ => Line::new("sglang.launch_server"),
+    };
     l.arg("model-path", m.hf_id.as_deref().unwrap_or(&m.name))
         .arg("tp", s.tp);
     let per_node = sc.hardware.link.devices_per_node.max(1) as u64;

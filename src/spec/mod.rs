@@ -16,6 +16,7 @@ pub mod server;
 pub mod server_flags;
 pub mod speculative;
 pub mod speculative_rules;
+pub mod speculative_v2;
 pub mod version;
 pub mod vllm;
 pub mod vllm_client;

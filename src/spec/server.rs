@@ -413,6 +413,14 @@ impl ServerConfig {
                 &attention_backend,
                 dp_attention,
             )?;
+            let (worker, notes_v2) = super::speculative_v2::choose(
+                s,
+                &flags.speculative,
+                version,
+                flags.disable_overlap_schedule,
+            )?;
+            s.worker = worker;
+            notes_spec.extend(notes_v2);
         }
         if let Some(m) = positive_flag("--max-total-tokens", flags.max_total_tokens)? {
             kv_pool_tokens = kv_pool_tokens.min(m);
@@ -520,13 +528,16 @@ impl ServerConfig {
             schedule_policy,
             schedule_conservativeness,
             radix_cache: !flags.disable_radix_cache,
-            // Speculation forces mixed chunks off (0.4.7+) and runs without the overlap
-            // scheduler (spec v1). SGLang's default from 0.5.11 is the overlapped spec v2
-            // (`SGLANG_ENABLE_SPEC_V2` on, the only worker from 0.5.14): not modelled.
+            // Speculation forces mixed chunks off (0.4.7+); its overlap is spec v2's
+            // (`speculative_v2`: off with spec v1, on by default from 0.5.11).
             mixed_chunk: flags.enable_mixed_chunk && !spec_on,
-            overlap_schedule: !flags.disable_overlap_schedule
-                && !spec_on
-                && super::scheduler_cpu::group(version).overlap_by_default,
+            overlap_schedule: match &spec {
+                Some(s) => s.worker.overlap,
+                None => {
+                    !flags.disable_overlap_schedule
+                        && super::scheduler_cpu::group(version).overlap_by_default
+                }
+            },
             piecewise_prefill,
             cuda_graph_batch_sizes,
             kv_pool_tokens,

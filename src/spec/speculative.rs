@@ -42,6 +42,10 @@ pub struct SpeculativeFlags {
     /// 1 + a + a² + … + a^K); an alternative to --speculative-accept-length.
     #[arg(long)]
     pub speculative_accept_rate: Option<f64>,
+    /// SGLang's env `SGLANG_ENABLE_SPEC_V2` (0.5.5–0.5.13): true or false (default: the
+    /// version's, on from 0.5.11); spec v2 overlaps the scheduler with the GPU.
+    #[arg(long)]
+    pub sglang_enable_spec_v2: Option<bool>,
 }
 
 impl SpeculativeFlags {
@@ -62,7 +66,8 @@ impl SpeculativeFlags {
             speculative_eagle_topk,
             speculative_num_draft_tokens,
             speculative_accept_length,
-            speculative_accept_rate
+            speculative_accept_rate,
+            sglang_enable_spec_v2
         )
     }
 }
@@ -120,6 +125,15 @@ impl SpecAlgorithm {
     }
 }
 
+/// The speculative worker a server runs (`spec::speculative_v2` decides it per version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SpecWorker {
+    /// SGLang's `EAGLEWorkerV2` (spec v2): its KV lookahead and draft-extend shape.
+    pub v2: bool,
+    /// The overlap scheduler runs (CPU of the next step hidden under this step's GPU).
+    pub overlap: bool,
+}
+
 /// Resolved speculative-decoding settings of a server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpeculativeConfig {
@@ -143,6 +157,8 @@ pub struct SpeculativeConfig {
     /// Draft weights held by one rank, bytes (embedding / LM head shared with the target are
     /// not counted).
     pub draft_weight_bytes_per_rank: f64,
+    /// Spec v1 or v2, overlapped or not (v1 until the server resolves it).
+    pub worker: SpecWorker,
 }
 
 impl SpeculativeConfig {
@@ -152,15 +168,6 @@ impl SpeculativeConfig {
         match self.algorithm {
             SpecAlgorithm::Ngram => self.num_draft_tokens,
             _ => (self.num_steps + 1).min(self.num_draft_tokens),
-        }
-    }
-
-    /// KV tokens per running request `check_decode_mem` wants free before a decode step
-    /// (`decode_mem_cache_buf_multiplier` = N + k·K; transient draft and verify slots).
-    pub fn decode_buffer_tokens(&self) -> u64 {
-        match self.algorithm {
-            SpecAlgorithm::Ngram => self.num_draft_tokens,
-            _ => self.num_draft_tokens + self.topk * self.num_steps,
         }
     }
 
@@ -200,7 +207,12 @@ impl SpeculativeConfig {
         tp: u64,
     ) -> Result<Option<SpeculativeConfig>> {
         let Some(name) = f.speculative_algorithm.as_deref() else {
-            if f != &SpeculativeFlags::default() {
+            // SGLang ignores the env without speculation.
+            let others = SpeculativeFlags {
+                sglang_enable_spec_v2: None,
+                ..f.clone()
+            };
+            if others != SpeculativeFlags::default() {
                 return Err(bad(
                     "--speculative-algorithm",
                     "other --speculative-* flags need --speculative-algorithm",
@@ -242,6 +254,7 @@ impl SpeculativeConfig {
             accept_source: String::new(),
             accept_given: false,
             draft_weight_bytes_per_rank,
+            worker: SpecWorker::default(),
         };
         let max = cfg.max_gain();
         match (f.speculative_accept_length, f.speculative_accept_rate) {
