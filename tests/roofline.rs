@@ -258,8 +258,8 @@ fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
 /// in both). A c1 one-token extend of Llama-3.1-70B at TP8 on SGLang 0.5.6 therefore costs
 /// GPU + 80 × 303.6 µs; on 0.5.13.post1 (piecewise prefill graphs on by default) it replays
 /// the graphs and pays only the attention ops' launches, 80 × 0.3 × `eager_layer_ns`, unless
-/// the step exceeds the largest captured token count (`chunked_prefill_size`); an eager pure
-/// decode step of a dense model keeps the profile's cost.
+/// the step exceeds the largest captured token count (`chunked_prefill_size`) or mixes in
+/// decode requests; an eager pure decode step of a dense model keeps the profile's cost.
 #[test]
 fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
     use servesim::cost::breakdown::Component;
@@ -310,6 +310,14 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
         close_to(graphed, 80.0 * 0.3 * base_ns);
         let above_cap = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &long);
         close_to(above_cap, 80.0 * 303.6e3);
+        // A mixed step (the hit plus one decode request, `--enable-mixed-chunk`) is priced
+        // eager, so adding a request never makes the graphed prefill step cheaper.
+        let mut mixed = hit;
+        mixed.decode_reqs = 1;
+        mixed.decode_ctx_sum = 500;
+        let mixed_ns = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &mixed);
+        close_to(mixed_ns, 80.0 * 303.6e3);
+        assert!(mixed_ns > graphed);
         // An eager pure decode step (no graph) of a dense model: the profile's launch cost.
         let eager_decode = extra_ns("llama-3.1-70b", "0.5.6", cost, &decode(1, 1001, None));
         close_to(eager_decode, 80.0 * base_ns);

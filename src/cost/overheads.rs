@@ -62,13 +62,37 @@ pub struct Overheads {
     piecewise_max_tokens: u64,
 }
 
-/// The tokens of a step that extends (prefill or mixed): every token it runs, else 0 (a pure
-/// decode step). What [`Overheads::fixed_gpu_ns`] compares to the piecewise capture limit.
-pub fn extend_tokens(s: &BatchShape) -> u64 {
-    if s.prefill_reqs > 0 {
-        s.prefill_tokens + s.decode_tokens()
-    } else {
-        0
+/// What a step extends, as its launch cost depends on it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Extend {
+    /// A pure decode (or verify) step.
+    #[default]
+    None,
+    /// A pure prefill (extend) step of this many tokens: what SGLang 0.5.10+'s piecewise
+    /// prefill graphs replay when it fits their largest captured token count.
+    Prefill(u64),
+    /// Prefill and decode in one step (`--enable-mixed-chunk`): priced eager, as before
+    /// piecewise graphs, so adding requests to a step never makes it cheaper.
+    Mixed,
+}
+
+impl Extend {
+    /// What `s` extends.
+    pub fn of(s: &BatchShape) -> Extend {
+        match (s.prefill_reqs > 0, s.decode_reqs > 0) {
+            (false, _) => Extend::None,
+            (true, false) => Extend::Prefill(s.prefill_tokens),
+            (true, true) => Extend::Mixed,
+        }
+    }
+
+    /// What a lockstep group of steps extends: the sum of its prefills, mixed if any is.
+    pub fn join(self, other: Extend) -> Extend {
+        match (self, other) {
+            (Extend::None, e) | (e, Extend::None) => e,
+            (Extend::Prefill(a), Extend::Prefill(b)) => Extend::Prefill(a + b),
+            _ => Extend::Mixed,
+        }
     }
 }
 
@@ -119,34 +143,36 @@ impl Overheads {
         }
     }
 
-    /// Whether an SGLang step extending over `extend_tokens` tokens (0: a pure decode step)
-    /// replays its piecewise prefill graphs instead of running eagerly.
-    pub fn prefill_graphed(&self, extend_tokens: u64) -> bool {
-        extend_tokens > 0 && extend_tokens <= self.piecewise_max_tokens
+    /// Whether an SGLang step that extends `extend` replays its piecewise prefill graphs
+    /// instead of running eagerly (a pure prefill within the largest captured token count).
+    pub fn prefill_graphed(&self, extend: Extend) -> bool {
+        matches!(extend, Extend::Prefill(t) if t > 0 && t <= self.piecewise_max_tokens)
     }
 
-    /// Per-layer launch cost of a step, ns, by its launch and its [`extend_tokens`].
-    fn per_layer_ns(&self, launch: Launch, extend_tokens: u64) -> f64 {
+    /// Per-layer launch cost of a step, ns, by its launch and what it extends.
+    fn per_layer_ns(&self, launch: Launch, extend: Extend) -> f64 {
         match launch {
             Launch::Graph => 0.0,
             Launch::Piecewise => PIECEWISE_LAUNCH_SHARE * self.base_layer_ns,
-            Launch::Eager if self.prefill_graphed(extend_tokens) => {
+            Launch::Eager if self.prefill_graphed(extend) => {
                 PIECEWISE_LAUNCH_SHARE * self.base_layer_ns
             }
-            Launch::Eager if extend_tokens > 0 => self.extend_layer_ns,
+            Launch::Eager if extend != Extend::None => self.extend_layer_ns,
             Launch::Eager => self.decode_layer_ns,
         }
     }
 
     /// What the per-layer launch term of a step is, for `--explain`.
-    pub fn launch_note(&self, launch: Launch, extend_tokens: u64) -> &'static str {
+    pub fn launch_note(&self, launch: Launch, extend: Extend) -> &'static str {
         match launch {
             Launch::Graph => "",
             Launch::Piecewise => ", the attention ops' launches",
-            Launch::Eager if self.prefill_graphed(extend_tokens) => {
+            Launch::Eager if self.prefill_graphed(extend) => {
                 ", SGLang piecewise prefill graphs: the attention ops' launches"
             }
-            Launch::Eager if extend_tokens > 0 && self.extend_layer_ns > self.base_layer_ns => {
+            Launch::Eager
+                if extend != Extend::None && self.extend_layer_ns > self.base_layer_ns =>
+            {
                 ", per-layer launches: the eager extend's host time (cost::eager_host)"
             }
             Launch::Eager => ", per-layer launches",
@@ -160,13 +186,13 @@ impl Overheads {
     }
 
     /// Fixed GPU-side time of one step, ns: graph launch and sampling, per-layer launches when
-    /// the step runs eagerly (an SGLang eager extend's measured host time when it extends,
-    /// `extend_tokens` > 0; their [`PIECEWISE_LAUNCH_SHARE`] under piecewise graphs, vLLM's or
-    /// SGLang 0.5.10+'s prefill graphs up to their largest captured token count), and the
-    /// per-layer / per-MoE-layer floors.
-    pub fn fixed_gpu_ns(&self, launch: Launch, extend_tokens: u64) -> f64 {
+    /// the step runs eagerly (an SGLang eager extend's measured host time when it extends;
+    /// their [`PIECEWISE_LAUNCH_SHARE`] under piecewise graphs, vLLM's or SGLang 0.5.10+'s
+    /// prefill graphs up to their largest captured token count), and the per-layer /
+    /// per-MoE-layer floors.
+    pub fn fixed_gpu_ns(&self, launch: Launch, extend: Extend) -> f64 {
         let o = &self.constants;
-        let per_layer = self.per_layer_ns(launch, extend_tokens);
+        let per_layer = self.per_layer_ns(launch, extend);
         let launch = o.graph_step_ns + self.num_layers * per_layer;
         launch + self.num_layers * o.layer_ns + self.moe_layers * o.moe_layer_ns
     }

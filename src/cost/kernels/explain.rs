@@ -182,14 +182,14 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             detail: format!(
                 "profile overheads: {} step (graph launch, sampling, per-layer floors{})",
                 match p.launch {
-                    Launch::Eager if k.overheads.prefill_graphed(p.extend_tokens) => {
+                    Launch::Eager if k.overheads.prefill_graphed(p.extend) => {
                         "piecewise CUDA-graph (SGLang prefill)"
                     }
                     Launch::Eager => "eager",
                     Launch::Piecewise => "piecewise CUDA-graph",
                     Launch::Graph => "CUDA-graph",
                 },
-                k.overheads.launch_note(p.launch, p.extend_tokens)
+                k.overheads.launch_note(p.launch, p.extend)
             ),
         },
         CostItem {

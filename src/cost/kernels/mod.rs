@@ -24,7 +24,7 @@ pub mod ops;
 pub mod table;
 pub mod versions;
 
-use super::overheads::{self, Overheads};
+use super::overheads::{Extend, Overheads};
 use super::roofline::Roofline;
 use super::{BatchShape, Launch, StepCost, StepTime};
 use curve::{Curve, Surface};
@@ -92,8 +92,8 @@ struct Parts {
     nccl: bool,
     rows: f64,
     launch: Launch,
-    /// [`overheads::extend_tokens`] of the step (summed over a lockstep group).
-    extend_tokens: u64,
+    /// What the step extends (joined over a lockstep group).
+    extend: Extend,
     /// Per component (gemm, attention, moe, all-reduce, LM head): 0 when this deployment's
     /// tables priced it, else 1 + the index of the weaker GPU whose price bound it
     /// ([`envelope`]).
@@ -361,7 +361,7 @@ impl KernelCost {
         if logits > 0.0 {
             p.lm_head += self.linear_one(&self.lm_head, logits, &mut p.extrapolated, X_HEAD);
         }
-        p.fixed = self.overheads.fixed_gpu_ns(p.launch, p.extend_tokens);
+        p.fixed = self.overheads.fixed_gpu_ns(p.launch, p.extend);
     }
 
     /// The step's parts under the cross-GPU envelope.
@@ -376,7 +376,7 @@ impl KernelCost {
         }
         p.rows = rows(s);
         p.launch = s.launch();
-        p.extend_tokens = overheads::extend_tokens(s);
+        p.extend = Extend::of(s);
         let r = self.row_parts(p.rows, eager(s));
         p.gemm = r.gemm;
         p.moe = r.moe;
@@ -451,7 +451,7 @@ impl KernelCost {
             return p;
         }
         p.launch = busy().map(BatchShape::launch).max().unwrap_or_default();
-        p.extend_tokens = busy().map(overheads::extend_tokens).sum();
+        p.extend = busy().map(Extend::of).fold(Extend::None, Extend::join);
         let group_eager = p.launch == Launch::Eager;
         p.rows = if group_eager {
             busy()

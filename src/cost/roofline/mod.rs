@@ -9,7 +9,7 @@ mod ops;
 
 use super::collective::{self, Placement};
 use super::moe_config;
-use super::overheads::{self, Overheads};
+use super::overheads::{Extend, Overheads};
 use super::{BatchShape, Launch, StepCost, StepTime};
 use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
 use crate::spec::model::{ModelSpec, WeightFormat};
@@ -378,8 +378,8 @@ impl Roofline {
     }
 
     /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs
-    /// (`extend_tokens`: [`overheads::extend_tokens`]).
-    fn add_head_and_fixed(&self, t: f64, logits: f64, launch: Launch, extend_tokens: u64) -> f64 {
+    /// (by what the step extends).
+    fn add_head_and_fixed(&self, t: f64, logits: f64, launch: Launch, extend: Extend) -> f64 {
         let head = self.gemm_ns(
             self.lm_head_params,
             logits,
@@ -388,7 +388,7 @@ impl Roofline {
             1.0,
             1.0,
         );
-        t + head + self.overheads.fixed_gpu_ns(launch, extend_tokens)
+        t + head + self.overheads.fixed_gpu_ns(launch, extend)
     }
 
     /// GPU time of the forward pass (kernels + launch overheads), ns.
@@ -408,7 +408,7 @@ impl Roofline {
         let c = self.collectives(rows, s.prefill_reqs > 0);
         t += c.all_reduce_ns + c.all_to_all_ns;
         let logits = s.logit_rows();
-        self.add_head_and_fixed(t, logits, s.launch(), overheads::extend_tokens(s))
+        self.add_head_and_fixed(t, logits, s.launch(), Extend::of(s))
     }
 
     /// GPU time of one lockstep step of DP-attention ranks (`shapes[r]` = rank r's batch; an
@@ -449,7 +449,7 @@ impl Roofline {
         let c = self.collectives(gathered, busy().any(|s| s.prefill_reqs > 0));
         t += c.all_reduce_ns + c.all_to_all_ns;
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
-        let extend: u64 = busy().map(overheads::extend_tokens).sum();
+        let extend = busy().map(Extend::of).fold(Extend::None, Extend::join);
         self.add_head_and_fixed(t, logits, launch, extend)
     }
 }
