@@ -268,11 +268,11 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
         .unwrap()
         .overheads
         .eager_layer_ns;
-    let extra_ns = |model: &str, version: &str, cost: CostModel, s: &BatchShape| {
+    let extra_chunked_ns = |model: &str, version: &str, chunk: i64, cost, s: &BatchShape| {
         let flags = ServerFlags {
             tp: Some(8),
             sglang_version: Some(version.parse().unwrap()),
-            chunked_prefill_size: Some(2048),
+            chunked_prefill_size: Some(chunk),
             ..Default::default()
         };
         let overhead = |s: &BatchShape| {
@@ -280,6 +280,9 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
             component_ns(hw, model, &flags, cost, Component::GpuOverhead, s)
         };
         overhead(s) - overhead(&decode(1, 1001, Some(1)))
+    };
+    let extra_ns = |model: &str, version: &str, cost: CostModel, s: &BatchShape| {
+        extra_chunked_ns(model, version, 2048, cost, s)
     };
     // A one-token extend over a 1000-token cached prefix (a radix-cache hit at c1).
     let mut hit = BatchShape::default();
@@ -318,6 +321,13 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
         let mixed_ns = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &mixed);
         close_to(mixed_ns, 80.0 * 303.6e3);
         assert!(mixed_ns > graphed);
+        // With 8192-token chunks a 4096-token prefill is graphed, but not on an MLA model,
+        // whose graphs stop at 2048 tokens (`piecewise_cuda_graph_max_tokens`, PR #15927).
+        let v = "0.5.13.post1";
+        let dense_long = extra_chunked_ns("llama-3.1-70b", v, 8192, cost, &long);
+        close_to(dense_long, 80.0 * 0.3 * base_ns);
+        let mla_long = extra_chunked_ns("deepseek-v3", v, 8192, cost, &long);
+        close_to(mla_long, 61.0 * 975e3);
         // An eager pure decode step (no graph) of a dense model: the profile's launch cost.
         let eager_decode = extra_ns("llama-3.1-70b", "0.5.6", cost, &decode(1, 1001, None));
         close_to(eager_decode, 80.0 * base_ns);

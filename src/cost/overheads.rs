@@ -37,6 +37,10 @@ fn cpu_scale(worker_thread_cpu_scale: f64, version: Version, overlap: bool, vllm
 /// kernels eager); not fitted.
 pub const PIECEWISE_LAUNCH_SHARE: f64 = 0.3;
 
+/// SGLang's default piecewise-graph token limit for an MLA attention backend (server_args.py,
+/// SGLang PR #15927: "to avoid the performance regression, we set the max tokens to 2048").
+const PIECEWISE_MLA_MAX_TOKENS: u64 = 2048;
+
 /// The overhead terms of one deployment, resolved once per scenario.
 #[derive(Debug, Clone)]
 pub struct Overheads {
@@ -57,8 +61,8 @@ pub struct Overheads {
     /// `base_layer_ns`.
     extend_layer_ns: f64,
     /// Largest step, in tokens, that SGLang 0.5.10+ replays under its piecewise prefill
-    /// graphs (the largest captured token count up to `chunked_prefill_size`); 0 when they
-    /// are off (before 0.5.10, `--disable-piecewise-cuda-graph`, vLLM).
+    /// graphs (the largest captured token count up to `chunked_prefill_size`, 2048 for MLA);
+    /// 0 when they are off (before 0.5.10, `--disable-piecewise-cuda-graph`, vLLM).
     piecewise_max_tokens: u64,
 }
 
@@ -133,7 +137,14 @@ impl Overheads {
                 base
             },
             piecewise_max_tokens: if sglang && server.piecewise_prefill {
-                piecewise_cuda_graph_tokens(server.chunked_prefill_size.unwrap_or(0))
+                // `piecewise_cuda_graph_max_tokens`' default (server_args.py, SGLang PR
+                // #15927): the chunked prefill size, 2048 for an MLA backend.
+                let max_tokens = if mla {
+                    PIECEWISE_MLA_MAX_TOKENS
+                } else {
+                    server.chunked_prefill_size.unwrap_or(0)
+                };
+                piecewise_cuda_graph_tokens(max_tokens)
                     .last()
                     .copied()
                     .unwrap_or(0)
