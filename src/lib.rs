@@ -30,8 +30,8 @@
 //!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host
-//!   time of an MLA layer's eager extend (SGLang PR #12160, the low-load TTFT of DeepSeek):
-//!   `cost::eager_host`;
+//!   time of SGLang's eager extend per layer kind (MLA, MoE, dense; the low-load TTFT) and
+//!   what 0.5.10+ piecewise prefill graphs leave of it: `cost::eager_host`, `cost::overheads`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`; hits left by earlier runs on the same server (`--prior-runs`):
 //!   `client::prior`;

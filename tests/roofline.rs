@@ -249,45 +249,87 @@ fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
     }
 }
 
-/// SGLang's eager extend of an MLA layer costs the host time SGLang PR #12160 measured
-/// (src/cost/eager_host.rs): DeepSeek-V3 one-token extend 82.6 ms eager vs 23.1 ms graphed,
-/// (82.6 − 23.1) ms / 61 layers ≈ 975 µs per layer. By hand, under both backends: an eager
-/// step's fixed GPU overhead exceeds a graphed decode step's by layers × the per-layer eager
-/// cost (graph launch, per-layer and MoE floors are the same in both), so 61 × 975 µs =
-/// 59.475 ms on SGLang 0.5.6; SGLang 0.5.13.post1 (piecewise prefill graphs on by default)
-/// and a dense Llama keep the profile's eager cost (61 × / 80 × `eager_layer_ns`).
+/// SGLang's eager extend pays the host time measured per layer kind (src/cost/eager_host.rs):
+/// MLA (SGLang PR #12160: DeepSeek-V3 one-token extend 82.6 ms eager vs 23.1 ms graphed,
+/// / 61 layers ≈ 975 µs), MoE (SGLang PR #11845: Qwen3-30B-A3B TTFT 310 vs 289 ms, / 48 layers
+/// = 437.5 µs), dense (sfllm PR #46: Qwen3-4B 16.613 vs 5.685 ms, / 36 layers ≈ 303.6 µs).
+/// By hand, under both backends: an eager step's fixed GPU overhead exceeds a graphed decode
+/// step's by layers × the per-layer cost (graph launch, per-layer and MoE floors are the same
+/// in both). A c1 one-token extend of Llama-3.1-70B at TP8 on SGLang 0.5.6 therefore costs
+/// GPU + 80 × 303.6 µs; on 0.5.13.post1 (piecewise prefill graphs on by default) it replays
+/// the graphs and pays only the attention ops' launches, 80 × 0.3 × `eager_layer_ns`, unless
+/// the step exceeds the largest captured token count (`chunked_prefill_size`) or mixes in
+/// decode requests; an eager pure decode step of a dense model keeps the profile's cost.
 #[test]
-fn an_mla_layer_eager_extend_pays_the_measured_host_time() {
+fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
     use servesim::cost::breakdown::Component;
     use servesim::cost::CostModel;
     let base_ns = load_hardware("b200-sxm-180gb")
         .unwrap()
         .overheads
         .eager_layer_ns;
-    let eager_extra_ns = |model: &str, version: &str, cost: CostModel| {
+    let extra_chunked_ns = |model: &str, version: &str, chunk: i64, cost, s: &BatchShape| {
         let flags = ServerFlags {
             tp: Some(8),
             sglang_version: Some(version.parse().unwrap()),
+            chunked_prefill_size: Some(chunk),
             ..Default::default()
         };
         let overhead = |s: &BatchShape| {
             let hw = "b200-sxm-180gb";
             component_ns(hw, model, &flags, cost, Component::GpuOverhead, s)
         };
-        // A one-token extend over a 1000-token cached prefix (a radix-cache hit at c1).
-        let mut extend = BatchShape::default();
-        extend.add_prefill(1, 1000, None);
-        overhead(&extend) - overhead(&decode(1, 1001, Some(1)))
+        overhead(s) - overhead(&decode(1, 1001, Some(1)))
     };
+    let extra_ns = |model: &str, version: &str, cost: CostModel, s: &BatchShape| {
+        extra_chunked_ns(model, version, 2048, cost, s)
+    };
+    // A one-token extend over a 1000-token cached prefix (a radix-cache hit at c1).
+    let mut hit = BatchShape::default();
+    hit.add_prefill(1, 1000, None);
+    // A 4096-token cold prefill: above the 2048-token piecewise capture limit.
+    let mut long = BatchShape::default();
+    long.add_prefill(4096, 0, None);
     for cost in [CostModel::Roofline, CostModel::Kernels] {
-        let mla = eager_extra_ns("deepseek-v3", "0.5.6", cost);
-        assert!((mla - 61.0 * 975e3).abs() < 1.0, "{cost:?}: {mla} ns");
-        let piecewise = eager_extra_ns("deepseek-v3", "0.5.13.post1", cost);
-        assert!(
-            (piecewise - 61.0 * base_ns).abs() < 1.0,
-            "{cost:?}: {piecewise}"
+        let close_to = |got: f64, want: f64| {
+            assert!(
+                (got - want).abs() < 1.0,
+                "{cost:?}: {got} ns, by hand {want} ns"
+            )
+        };
+        close_to(extra_ns("deepseek-v3", "0.5.6", cost, &hit), 61.0 * 975e3);
+        close_to(
+            extra_ns("qwen3-30b-a3b", "0.5.6", cost, &hit),
+            48.0 * 437.5e3,
         );
-        let dense = eager_extra_ns("llama-3.1-70b", "0.5.6", cost);
-        assert!((dense - 80.0 * base_ns).abs() < 1.0, "{cost:?}: {dense}");
+        let dense_70b = extra_ns("llama-3.1-70b", "0.5.6", cost, &hit);
+        close_to(dense_70b, 80.0 * 303.6e3);
+        // Monotonic in layers: Llama-3.1-8B's 32 layers pay less than the 70B's 80.
+        let dense_8b = extra_ns("llama-3.1-8b", "0.5.6", cost, &hit);
+        close_to(dense_8b, 32.0 * 303.6e3);
+        assert!(dense_8b < dense_70b);
+        // Prefill graphs (0.5.10+ default): none of the host time, up to the capture limit.
+        let graphed = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &hit);
+        close_to(graphed, 80.0 * 0.3 * base_ns);
+        let above_cap = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &long);
+        close_to(above_cap, 80.0 * 303.6e3);
+        // A mixed step (the hit plus one decode request, `--enable-mixed-chunk`) is priced
+        // eager, so adding a request never makes the graphed prefill step cheaper.
+        let mut mixed = hit;
+        mixed.decode_reqs = 1;
+        mixed.decode_ctx_sum = 500;
+        let mixed_ns = extra_ns("llama-3.1-70b", "0.5.13.post1", cost, &mixed);
+        close_to(mixed_ns, 80.0 * 303.6e3);
+        assert!(mixed_ns > graphed);
+        // With 8192-token chunks a 4096-token prefill is graphed, but not on an MLA model,
+        // whose graphs stop at 2048 tokens (`piecewise_cuda_graph_max_tokens`, PR #15927).
+        let v = "0.5.13.post1";
+        let dense_long = extra_chunked_ns("llama-3.1-70b", v, 8192, cost, &long);
+        close_to(dense_long, 80.0 * 0.3 * base_ns);
+        let mla_long = extra_chunked_ns("deepseek-v3", v, 8192, cost, &long);
+        close_to(mla_long, 61.0 * 975e3);
+        // An eager pure decode step (no graph) of a dense model: the profile's launch cost.
+        let eager_decode = extra_ns("llama-3.1-70b", "0.5.6", cost, &decode(1, 1001, None));
+        close_to(eager_decode, 80.0 * base_ns);
     }
 }

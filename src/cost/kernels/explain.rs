@@ -182,15 +182,14 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             detail: format!(
                 "profile overheads: {} step (graph launch, sampling, per-layer floors{})",
                 match p.launch {
+                    Launch::Eager if k.overheads.prefill_graphed(p.extend) => {
+                        "piecewise CUDA-graph (SGLang prefill)"
+                    }
                     Launch::Eager => "eager",
                     Launch::Piecewise => "piecewise CUDA-graph",
                     Launch::Graph => "CUDA-graph",
                 },
-                match p.launch {
-                    Launch::Eager => ", per-layer launches",
-                    Launch::Piecewise => ", the attention ops' launches",
-                    Launch::Graph => "",
-                }
+                k.overheads.launch_note(p.launch, p.extend)
             ),
         },
         CostItem {

@@ -25,7 +25,7 @@ pub mod ops;
 pub mod table;
 pub mod versions;
 
-use super::overheads::Overheads;
+use super::overheads::{Extend, Overheads};
 use super::roofline::Roofline;
 use super::{BatchShape, Launch, StepCost, StepTime};
 use curve::{Curve, Surface};
@@ -93,6 +93,8 @@ struct Parts {
     nccl: bool,
     rows: f64,
     launch: Launch,
+    /// What the step extends (joined over a lockstep group).
+    extend: Extend,
     /// Per component (gemm, attention, moe, all-reduce, LM head): 0 when this deployment's
     /// tables priced it, else 1 + the index of the weaker GPU whose price bound it
     /// ([`envelope`]).
@@ -360,7 +362,7 @@ impl KernelCost {
         if logits > 0.0 {
             p.lm_head += self.linear_one(&self.lm_head, logits, &mut p.extrapolated, X_HEAD);
         }
-        p.fixed = self.overheads.fixed_gpu_ns(p.launch);
+        p.fixed = self.overheads.fixed_gpu_ns(p.launch, p.extend);
     }
 
     /// The step's parts under the cross-GPU envelope.
@@ -375,6 +377,7 @@ impl KernelCost {
         }
         p.rows = rows(s);
         p.launch = s.launch();
+        p.extend = Extend::of(s);
         let r = self.row_parts(p.rows, eager(s));
         p.gemm = r.gemm;
         p.moe = r.moe;
@@ -449,6 +452,7 @@ impl KernelCost {
             return p;
         }
         p.launch = busy().map(BatchShape::launch).max().unwrap_or_default();
+        p.extend = busy().map(Extend::of).fold(Extend::None, Extend::join);
         let group_eager = p.launch == Launch::Eager;
         p.rows = if group_eager {
             busy()

@@ -9,7 +9,7 @@ mod ops;
 
 use super::collective::{self, Placement};
 use super::moe_config;
-use super::overheads::Overheads;
+use super::overheads::{Extend, Overheads};
 use super::{BatchShape, Launch, StepCost, StepTime};
 use crate::spec::hardware::{Arch, AttentionEfficiency, ComputeType, HardwareProfile};
 use crate::spec::model::{ModelSpec, WeightFormat};
@@ -377,8 +377,9 @@ impl Roofline {
         t
     }
 
-    /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs.
-    fn add_head_and_fixed(&self, t: f64, logits: f64, launch: Launch) -> f64 {
+    /// `t` plus the LM head over the logit rows, then the fixed per-step / per-layer costs
+    /// (by what the step extends).
+    fn add_head_and_fixed(&self, t: f64, logits: f64, launch: Launch, extend: Extend) -> f64 {
         let head = self.gemm_ns(
             self.lm_head_params,
             logits,
@@ -387,7 +388,7 @@ impl Roofline {
             1.0,
             1.0,
         );
-        t + head + self.overheads.fixed_gpu_ns(launch)
+        t + head + self.overheads.fixed_gpu_ns(launch, extend)
     }
 
     /// GPU time of the forward pass (kernels + launch overheads), ns.
@@ -407,7 +408,7 @@ impl Roofline {
         let c = self.collectives(rows, s.prefill_reqs > 0);
         t += c.all_reduce_ns + c.all_to_all_ns;
         let logits = s.logit_rows();
-        self.add_head_and_fixed(t, logits, s.launch())
+        self.add_head_and_fixed(t, logits, s.launch(), Extend::of(s))
     }
 
     /// GPU time of one lockstep step of DP-attention ranks (`shapes[r]` = rank r's batch; an
@@ -448,7 +449,8 @@ impl Roofline {
         let c = self.collectives(gathered, busy().any(|s| s.prefill_reqs > 0));
         t += c.all_reduce_ns + c.all_to_all_ns;
         let logits: f64 = busy().map(BatchShape::logit_rows).sum();
-        self.add_head_and_fixed(t, logits, launch)
+        let extend = busy().map(Extend::of).fold(Extend::None, Extend::join);
+        self.add_head_and_fixed(t, logits, launch, extend)
     }
 }
 
