@@ -36,6 +36,8 @@ pub const PIECEWISE_LAUNCH_SHARE: f64 = 0.3;
 /// The overhead terms of one deployment, resolved once per scenario.
 #[derive(Debug, Clone)]
 pub struct Overheads {
+    /// The profile block the constants come from, for `--explain`.
+    pub block: &'static str,
     constants: OverheadConstants,
     overlap: bool,
     /// Multiplier on the scheduler CPU time: the profile's `worker_thread_cpu_scale` when the
@@ -50,21 +52,34 @@ pub struct Overheads {
 }
 
 impl Overheads {
+    /// The roofline's overheads (`overheads:`).
     pub fn new(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Self {
-        let mut constants = hw.overheads.clone();
+        Self::for_backend(hw, model, server, false)
+    }
+
+    /// The overheads of the backend: with `kernels`, `kernels_overheads:` over `overheads:`
+    /// ([`crate::spec::hardware_backend`]).
+    pub fn for_backend(
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        server: &ServerConfig,
+        kernels: bool,
+    ) -> Self {
+        let own = hw.overheads_for(kernels);
+        let mut constants = own.clone();
         // A vLLM server's scheduler CPU is vLLM's own (spec::vllm::overheads), not SGLang's.
         if let Some(v) = &server.vllm {
             let c = crate::spec::vllm::overheads::cpu_costs(v.version);
             // Scaled by the profile's vLLM-only multipliers (1 unless a calibration set them).
-            constants.step_cpu_ns = c.step_cpu_ns * hw.overheads.vllm_step_cpu_scale;
-            constants.per_request_cpu_ns =
-                c.per_request_cpu_ns * hw.overheads.vllm_per_request_cpu_scale;
+            constants.step_cpu_ns = c.step_cpu_ns * own.vllm_step_cpu_scale;
+            constants.per_request_cpu_ns = c.per_request_cpu_ns * own.vllm_per_request_cpu_scale;
         }
         Overheads {
+            block: hw.overheads_block(kernels),
             constants,
             overlap: server.overlap_schedule,
             cpu_scale: cpu_scale(
-                hw.overheads.worker_thread_cpu_scale,
+                own.worker_thread_cpu_scale,
                 server.version,
                 server.overlap_schedule,
                 server.vllm.is_some(),
@@ -72,7 +87,7 @@ impl Overheads {
             num_layers: model.num_layers as f64,
             moe_layers: model.moe_layers() as f64,
             eager_layer_ns: super::eager_host::eager_layer_ns(
-                hw.overheads.eager_layer_ns,
+                own.eager_layer_ns,
                 model.mla.is_some(),
                 server.vllm.is_none() && !server.piecewise_prefill,
             ),

@@ -237,6 +237,10 @@ pub struct HardwareProfile {
     pub link: Link,
     pub efficiency: Efficiency,
     pub overheads: Overheads,
+    /// Overrides of `overheads:` for the measured-kernel backend (fitted with it), field by
+    /// field ([`super::hardware_backend`]).
+    #[serde(default)]
+    pub kernels_overheads: Option<super::hardware_backend::KernelsOverheads>,
     /// Price of one device-hour (USD), for planning; overridable on the command line.
     #[serde(default)]
     pub cost_per_device_hour_usd: Option<f64>,
@@ -455,53 +459,14 @@ impl HardwareProfile {
                  --client-send-us (microseconds) or `client-send-us:` in the scenario's client section",
             ));
         }
-        for (f, v) in [
-            ("overheads.step_cpu_ns", o.step_cpu_ns),
-            ("overheads.per_request_cpu_ns", o.per_request_cpu_ns),
-            ("overheads.graph_step_ns", o.graph_step_ns),
-            ("overheads.eager_layer_ns", o.eager_layer_ns),
-            ("overheads.layer_ns", o.layer_ns),
-            ("overheads.moe_layer_ns", o.moe_layer_ns),
-            ("overheads.request_latency_ns", o.request_latency_ns),
-            ("overheads.tokenize_per_token_ns", o.tokenize_per_token_ns),
-            ("overheads.stream_latency_ns", o.stream_latency_ns),
-        ] {
-            non_negative(origin, f, v)?;
-            // An overhead of more than 1000 s is a unit mistake, and would overflow the clock.
-            if v > MAX_OVERHEAD_NS {
-                return Err(Error::invalid(
-                    origin,
-                    f,
-                    format!("{v} ns is more than 1000 s: not a plausible overhead"),
-                ));
-            }
-        }
-        let scale = o.worker_thread_cpu_scale;
-        if !(WORKER_THREAD_CPU_SCALE_MIN..=WORKER_THREAD_CPU_SCALE_MAX).contains(&scale) {
-            return Err(Error::invalid(
+        super::hardware_backend::check_overheads(origin, "overheads", o)?;
+        if let Some(k) = &self.kernels_overheads {
+            let kernels = k.apply(o);
+            super::hardware_backend::check_overheads(
                 origin,
-                "overheads.worker_thread_cpu_scale",
-                format!(
-                    "{scale} is outside [{WORKER_THREAD_CPU_SCALE_MIN}, {WORKER_THREAD_CPU_SCALE_MAX}]: a second thread on the GIL can neither remove the scheduler's own work nor more than double it"
-                ),
-            ));
-        }
-        for (f, scale) in [
-            ("overheads.vllm_step_cpu_scale", o.vllm_step_cpu_scale),
-            (
-                "overheads.vllm_per_request_cpu_scale",
-                o.vllm_per_request_cpu_scale,
-            ),
-        ] {
-            if !(VLLM_CPU_SCALE_MIN..=VLLM_CPU_SCALE_MAX).contains(&scale) {
-                return Err(Error::invalid(
-                    origin,
-                    f,
-                    format!(
-                        "{scale} is outside [{VLLM_CPU_SCALE_MIN}, {VLLM_CPU_SCALE_MAX}]: the published vLLM step CPU times lie within that multiple of the sourced values"
-                    ),
-                ));
-            }
+                super::hardware_backend::KERNELS_OVERHEADS,
+                &kernels,
+            )?;
         }
         if let Some(c) = self.cost_per_device_hour_usd {
             non_negative(origin, "cost_per_device_hour_usd", c)?;
