@@ -133,7 +133,7 @@ pub fn check_overheads(origin: &str, section: &str, o: &Overheads) -> Result<()>
     if !(WORKER_THREAD_CPU_SCALE_MIN..=WORKER_THREAD_CPU_SCALE_MAX).contains(&scale) {
         return Err(Error::invalid(
             origin,
-            &format!("{section}.worker_thread_cpu_scale"),
+            format!("{section}.worker_thread_cpu_scale"),
             format!(
                 "{scale} is outside [{WORKER_THREAD_CPU_SCALE_MIN}, {WORKER_THREAD_CPU_SCALE_MAX}]: a second thread on the GIL can neither remove the scheduler's own work nor more than double it"
             ),
@@ -146,7 +146,7 @@ pub fn check_overheads(origin: &str, section: &str, o: &Overheads) -> Result<()>
         if !(VLLM_CPU_SCALE_MIN..=VLLM_CPU_SCALE_MAX).contains(&scale) {
             return Err(Error::invalid(
                 origin,
-                &format!("{section}.{f}"),
+                format!("{section}.{f}"),
                 format!(
                     "{scale} is outside [{VLLM_CPU_SCALE_MIN}, {VLLM_CPU_SCALE_MAX}]: the published vLLM step CPU times lie within that multiple of the sourced values"
                 ),
