@@ -3,9 +3,10 @@
 //! A profile's runs are priced by the measured kernels when it names tables (`kernel_tables:`)
 //! and `--cost-model` is `kernels` or left to the default rule ([`crate::cost::select`]); then
 //! the fit reads and writes the profile's `kernels_overheads:` block (folded over
-//! `overheads:` while fitting, [`crate::spec::hardware_backend`]), and only overhead constants
-//! are fitted: the efficiencies are the roofline's (the kernel backend reads them only in its
-//! roofline fallbacks), fitted with `--cost-model roofline`.
+//! `overheads:` while fitting, [`crate::spec::hardware_backend`]), and by default only overhead
+//! constants are fitted: the efficiencies are the roofline's (the kernel backend reads them
+//! only in its roofline fallbacks), fitted with `--cost-model roofline`; one named in
+//! `--params` is fitted as asked, into its own section.
 //!
 //! Bounds for the kernel backend (what the tables already price: every GEMM with its measured
 //! small-m roll-off, attention with its KV-cache store, the fused MoE, the all-reduces and the
@@ -30,7 +31,6 @@
 //!   bounds: the host does not depend on the backend.
 use super::params::{Param, Section, Sharing};
 use crate::cost::CostModel;
-use crate::error::{Error, Result};
 use crate::spec::hardware::HardwareProfile;
 
 /// True when `cost_model` (`None` = the default rule) prices `hw`'s runs with the measured
@@ -85,18 +85,19 @@ pub fn kernel_candidates(params: Vec<Param>) -> (Vec<Param>, Vec<(String, String
     )
 }
 
-/// A `--params` list for a kernel-priced fit: the kernel backend's bounds, or an error naming
-/// a constant it does not read.
-pub fn kernel_params(params: Vec<Param>) -> Result<Vec<Param>> {
-    let (keep, dropped) = kernel_candidates(params);
-    match dropped.first() {
-        Some((name, why)) => Err(Error::invalid(
-            "--params",
-            name,
-            format!("not fitted for the kernel backend ({why})"),
-        )),
-        None => Ok(keep),
-    }
+/// A `--params` list for a kernel-priced fit: the overheads with the kernel backend's bounds;
+/// a named efficiency is fitted as asked, into its own section (the roofline reads it too).
+pub fn kernel_params(params: Vec<Param>) -> Vec<Param> {
+    params
+        .into_iter()
+        .map(|p| {
+            if p.section == Section::Overheads {
+                with_kernel_bounds(p)
+            } else {
+                p
+            }
+        })
+        .collect()
 }
 
 /// The YAML section a fitted constant of `section` is written to: the kernel backend's

@@ -154,7 +154,7 @@ impl Calibration {
         let any_kernels = kernels.contains(&true);
         let (params, dropped) = match &req.params {
             Some(list) if any_kernels => (
-                backend::kernel_params(parse_list_of(list, &bases)?)?,
+                backend::kernel_params(parse_list_of(list, &bases)?),
                 Vec::new(),
             ),
             Some(list) => (parse_list_of(list, &bases)?, Vec::new()),
