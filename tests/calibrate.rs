@@ -169,7 +169,9 @@ fn b200_request(params: &str) -> Request {
             polish_steps: Vec::new(),
             ..Options::default()
         },
-        cost_model: None,
+        // The roofline's constants (`overheads:`); a kernel-priced fit writes
+        // `kernels_overheads:` (a_kernel_priced_fit_writes_the_kernels_overheads_block).
+        cost_model: Some(servesim::cost::CostModel::Roofline),
     }
 }
 
