@@ -44,7 +44,9 @@
 //!   `client::vllm`, numbers in
 //!   `metrics::vllm`, printed block and JSON in `report::vllm`, its logs read in `validate::vllm`;
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`
-//!   (`calibrate --cost-model` prices the runs with either backend; `vllm bench serve` blocks
+//!   (`calibrate --cost-model` prices the runs with either backend and writes a kernel-priced
+//!   fit into the profile's `kernels_overheads:` block, `calibrate::backend`,
+//!   `spec::hardware_backend`; `vllm bench serve` blocks
 //!   in `calibrate::vllm_runs`, which constants act on which engine in
 //!   `calibrate::engine_scope`); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted), and
 //!   `validation/gpustack/` (vLLM-client logs for either engine: `validate::vllm::entry`);

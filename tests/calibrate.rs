@@ -169,7 +169,9 @@ fn b200_request(params: &str) -> Request {
             polish_steps: Vec::new(),
             ..Options::default()
         },
-        cost_model: None,
+        // The roofline's constants (`overheads:`); a kernel-priced fit writes
+        // `kernels_overheads:` (a_kernel_priced_fit_writes_the_kernels_overheads_block).
+        cost_model: Some(servesim::cost::CostModel::Roofline),
     }
 }
 
@@ -394,5 +396,83 @@ fn vllm_client_runs_fit_back_a_vllm_only_constant_and_score_only_what_blocks_mea
         [0, 2, 5, 6],
         "residuals (run × 3 + metric) that moved"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A fit priced by the measured kernels writes the profile's `kernels_overheads:` block (made
+/// when missing, right after `overheads:`, which keeps every line), with the kernel backend's
+/// bounds, and leaves the roofline's `overheads:` as they were.
+#[test]
+fn a_kernel_priced_fit_writes_the_kernels_overheads_block() {
+    use servesim::cost::CostModel;
+    let manifest = Manifest::load(&root().join("validation/manifest.yaml")).unwrap();
+    let request = |params: &str| Request {
+        runs: Some("004-01".into()),
+        options: Options {
+            max_iterations: 1,
+            polish_steps: Vec::new(),
+            ..Options::default()
+        },
+        cost_model: Some(CostModel::Kernels),
+        ..b200_request(params)
+    };
+    let mut req = request("layer_ns");
+    // Start from a profile without the block, so the fit must create it.
+    let text = servesim::spec::bundled::hardware_yaml("b200-sxm-180gb").unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    if let Some(i) = lines
+        .iter()
+        .position(|l| l.starts_with("kernels_overheads:"))
+    {
+        let end = (i + 1..lines.len())
+            .find(|&j| !lines[j].starts_with(' '))
+            .unwrap_or(lines.len());
+        lines.drain(i..end);
+    }
+    let dir = std::env::temp_dir().join(format!("servesim-kernels-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("b200.yaml");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    req.profile = path.to_str().unwrap().into();
+    let cal = Calibration::prepare(&manifest, &req).unwrap();
+    assert_eq!(cal.kernels, [true]);
+    let p = &cal.spec.params[0];
+    assert_eq!(
+        (p.lo, p.hi),
+        (4e3, 40e3),
+        "kernel backend's layer_ns bounds"
+    );
+    let full = cal.fit(&|_, _, _| {});
+    let out = cal.fitted_yaml(&full, 0, "2025-01-02").unwrap();
+    let block = out
+        .split("\nkernels_overheads:\n")
+        .nth(1)
+        .expect("a kernels_overheads block");
+    let first = block.lines().next().unwrap();
+    assert!(
+        first.starts_with("  layer_ns: ") && first.contains("for the kernel backend"),
+        "{first}"
+    );
+    let back: HardwareProfile = serde_norway::from_str(&out).unwrap();
+    let base: HardwareProfile = serde_norway::from_str(&cal.texts[0]).unwrap();
+    assert_eq!(
+        back.overheads, base.overheads,
+        "the roofline's block is untouched"
+    );
+    assert_eq!(back.overheads_for(true).layer_ns, full.fitted[0]);
+    // Every original line is kept, in order; only the block's lines are new.
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            !l.starts_with("kernels_overheads:")
+                && !l.starts_with("  layer_ns:")
+                && !l.starts_with("calibration:")
+        })
+        .collect();
+    let original: Vec<&str> = cal.texts[0]
+        .lines()
+        .filter(|l| !l.starts_with("  layer_ns:") && !l.starts_with("calibration:"))
+        .collect();
+    assert_eq!(kept, original);
     std::fs::remove_dir_all(&dir).ok();
 }

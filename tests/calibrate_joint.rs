@@ -263,7 +263,7 @@ fn cli_joint_fit_writes_every_profile_and_loho() {
     let (a, h) = (read("a100-sxm4-80gb.yaml"), read("h100-sxm5-80gb.yaml"));
     let line = |t: &str, key: &str| {
         t.lines()
-            .find(|l| l.trim_start().starts_with(key) && l.contains("# fitted"))
+            .find(|l| l.trim_start().starts_with(key) && l.contains("# fitted 2025-01-02"))
             .unwrap()
             .to_string()
     };

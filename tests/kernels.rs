@@ -694,3 +694,70 @@ fn a_decode_moe_step_prices_independent_tokens_experts_at_the_tables_per_expert_
         last = t;
     }
 }
+
+/// `kernels_overheads:` prices the kernel backend only: with its `layer_ns` raised by Δ, a
+/// graphed decode step's GPU time under the kernels grows by exactly layers × Δ while the
+/// roofline's stays the same, and `--explain` names the block each backend read.
+#[test]
+fn the_kernels_overheads_block_prices_the_kernel_backend_only() {
+    use servesim::spec::hardware_backend::KernelsOverheads;
+    let base = load_hardware("h100-sxm5-80gb").unwrap();
+    let m = load_model("qwen3-8b").unwrap();
+    let server = ServerConfig::resolve(&ServerFlags::default(), &base, &m).unwrap();
+    let delta_ns = 7_000.0;
+    let mut raised = base.clone();
+    let mut block = base.kernels_overheads.clone().unwrap_or_default();
+    block.layer_ns = Some(base.overheads_for(true).layer_ns + delta_ns);
+    raised.kernels_overheads = Some(block);
+    // Without any block both backends read `overheads:`.
+    let mut plain = base.clone();
+    plain.kernels_overheads = None;
+    assert_eq!(plain.overheads_for(true), plain.overheads);
+    let choice = |c| CostChoice {
+        model: Some(c),
+        kernel_db: None,
+    };
+    let s = decode(&server, 16, 1024);
+    let gpu = |h, c| {
+        build(h, &m, &server, &choice(c))
+            .unwrap()
+            .step_time(&s)
+            .gpu_ns
+    };
+    let (k0, k1) = (
+        gpu(&base, CostModel::Kernels),
+        gpu(&raised, CostModel::Kernels),
+    );
+    let want = m.num_layers as f64 * delta_ns;
+    assert!(
+        ((k1 - k0) - want).abs() < 1e-6 * k1,
+        "kernels: {k0} -> {k1}, want +{want}"
+    );
+    assert_eq!(
+        gpu(&base, CostModel::Roofline),
+        gpu(&raised, CostModel::Roofline)
+    );
+    let detail = |h, c| {
+        build(h, &m, &server, &choice(c))
+            .unwrap()
+            .explain(&s)
+            .items
+            .iter()
+            .map(|i| i.detail.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        detail(&raised, CostModel::Kernels).contains("(`kernels_overheads:` over `overheads:`)")
+    );
+    assert!(detail(&plain, CostModel::Kernels).contains("profile overheads (`overheads:`)"));
+    assert!(detail(&raised, CostModel::Roofline).contains("profile overheads (`overheads:`)"));
+    // A bad value in the block is refused naming the block's field.
+    let mut bad = base.clone();
+    bad.kernels_overheads = Some(KernelsOverheads {
+        layer_ns: Some(-1.0),
+        ..KernelsOverheads::default()
+    });
+    let err = bad.validate("h100.yaml").unwrap_err().to_string();
+    assert!(err.contains("kernels_overheads.layer_ns"), "{err}");
+}

@@ -183,12 +183,20 @@ pub fn default_params(
     bases: &[HardwareProfile],
     runs: &[usize],
     loss: &LossSpec,
+    kernels: bool,
 ) -> (Vec<Param>, Vec<(String, String)>) {
     let (memory, candidates): (Vec<Param>, Vec<Param>) = all_params_of(bases)
         .into_iter()
         .partition(|p| p.section == Section::Memory);
+    // A kernel-priced fit: the overheads only, with the kernel backend's bounds.
+    let (candidates, not_kernels) = if kernels {
+        super::backend::kernel_candidates(candidates)
+    } else {
+        (candidates, Vec::new())
+    };
     let sens = sensitivities(set, bases, &candidates, runs, loss);
     let (chosen, mut dropped) = select(&sens, runs.len());
+    dropped.extend(not_kernels);
     // Memory constants size the KV pool: their effect on retraction-bound runs is a step
     // function that a fit over-uses (on seed 003, fitting runtime_reserved_gib lowered the
     // in-sample errors but raised the leave-one-model-out median TPOT error from 8.8% to 12.4%).

@@ -11,6 +11,7 @@
 //! screen that picks the default parameters), [`crossval`] (leave-one-out, leave-one-model-out
 //! and leave-one-hardware-out, and the JSON the README reads), [`yaml_edit`] (line edits that
 //! keep the rest of the profile intact).
+pub mod backend;
 pub mod crossval;
 pub mod engine_scope;
 pub mod fit;
@@ -73,6 +74,11 @@ pub struct Calibration {
     pub clamped: Vec<String>,
     /// The manifest's path, as given (for provenance).
     pub manifest: String,
+    /// Per profile: its runs are priced by the measured kernels, so the fit is of its
+    /// `kernels_overheads:` block ([`backend`]).
+    pub kernels: Vec<bool>,
+    /// Profiles left out of a kernel-priced joint fit (no kernel tables), one line each.
+    pub skipped: Vec<String>,
 }
 
 impl Calibration {
@@ -107,6 +113,36 @@ impl Calibration {
             texts.push(text);
             bases.push(base);
         }
+        // A joint fit for the kernel backend leaves out the profiles it cannot price (no
+        // tables): their runs would be priced by the roofline, whose constants are fitted
+        // with --cost-model roofline.
+        let mut skipped = Vec::new();
+        let (mut args, mut texts, mut bases) = (args, texts, bases);
+        if req.cost_model == Some(crate::cost::CostModel::Kernels) && bases.len() > 1 {
+            let mut h = 0;
+            while h < bases.len() {
+                if bases[h].kernel_tables.is_none() && bases.len() > 1 {
+                    skipped.push(format!(
+                        "{}: no kernel tables (`kernel_tables:`), so the roofline prices its runs; left out of this kernels fit",
+                        bases[h].name
+                    ));
+                    args.remove(h);
+                    texts.remove(h);
+                    bases.remove(h);
+                } else {
+                    h += 1;
+                }
+            }
+        }
+        let kernels: Vec<bool> = bases
+            .iter()
+            .map(|b| backend::kernels_priced(b, req.cost_model))
+            .collect();
+        for (b, &k) in bases.iter_mut().zip(&kernels) {
+            if k {
+                *b = b.folded_for_kernels();
+            }
+        }
         let pairs: Vec<(String, String)> = args
             .iter()
             .cloned()
@@ -115,9 +151,14 @@ impl Calibration {
         let mut set = RunSet::load_many(manifest, &pairs, req.runs.as_deref())?;
         set.cost_model = req.cost_model;
         let runs: Vec<usize> = (0..set.runs.len()).collect();
+        let any_kernels = kernels.contains(&true);
         let (params, dropped) = match &req.params {
+            Some(list) if any_kernels => (
+                backend::kernel_params(parse_list_of(list, &bases)?),
+                Vec::new(),
+            ),
             Some(list) => (parse_list_of(list, &bases)?, Vec::new()),
-            None => identify::default_params(&set, &bases, &runs, &req.loss),
+            None => identify::default_params(&set, &bases, &runs, &req.loss, any_kernels),
         };
         if params.is_empty() {
             return Err(Error::Msg(
@@ -156,6 +197,8 @@ impl Calibration {
             dropped,
             clamped,
             manifest: manifest.path.display().to_string(),
+            kernels,
+            skipped,
         })
     }
 
@@ -199,6 +242,11 @@ impl Calibration {
             .filter(|&h| h != hw)
             .map(|h| self.bases[h].name.as_str())
             .collect();
+        let backend = if self.kernels[hw] {
+            "for the kernel backend "
+        } else {
+            ""
+        };
         let mut edits = Vec::new();
         let mut written: Vec<&Param> = Vec::new();
         for (i, slot) in full.slots.iter().enumerate() {
@@ -244,13 +292,13 @@ impl Calibration {
                 )
             };
             let comment = format!(
-                "fitted {date} by servesim calibrate {how}, loss {loss}; moves {}; in-sample median |err| there: {}; was {}{}",
+                "fitted {date} by servesim calibrate {backend}{how}, loss {loss}; moves {}; in-sample median |err| there: {}; was {}{}",
                 if moved.is_empty() { "no scored metric by 1% at the fitted values".to_string() } else { ids(&moved_ids) },
                 summary(&median_abs(&errs)),
                 format_value(p.get(&self.bases[hw])),
                 p.bound_note(v).map_or(String::new(), |n| format!("; {n}")),
             );
-            let mut path = vec![p.section.key().to_string()];
+            let mut path = vec![backend::section_key(p.section, self.kernels[hw]).to_string()];
             path.extend(p.yaml_path());
             edits.push(yaml_edit::Edit {
                 path,
@@ -267,7 +315,7 @@ impl Calibration {
             .filter(|c| c.starts_with("fitted"));
         let own_errors: Vec<_> = on_hw.iter().map(|&k| full.errors[k]).collect();
         let this = format!(
-            "fitted {date} by `servesim calibrate` {}on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}{}; {}",
+            "fitted {date} by `servesim calibrate` {backend}{}on {} runs {all} of {} ({} constants: {}); loss {}; in-sample median |err| {}{}; {}",
             if self.joint() { format!("jointly with {} ", others.join(", ")) } else { String::new() },
             full.runs.len(),
             self.manifest,
@@ -293,7 +341,7 @@ impl Calibration {
             None => this,
         };
         let out = yaml_edit::apply(&self.texts[hw], &edits, Some(&calibration))?;
-        check_written(&out, &written, &full.profiles[hw])?;
+        check_written(&out, &written, &full.profiles[hw], self.kernels[hw])?;
         Ok(out)
     }
 
@@ -313,9 +361,19 @@ impl Calibration {
 }
 
 /// Errors that the written text does not parse back to exactly the fitted values.
-fn check_written(text: &str, params: &[&Param], fitted: &HardwareProfile) -> Result<()> {
+fn check_written(
+    text: &str,
+    params: &[&Param],
+    fitted: &HardwareProfile,
+    kernels: bool,
+) -> Result<()> {
     let back: HardwareProfile = from_yaml_str(text, Path::new("<fitted profile>"))?;
     back.validate("<fitted profile>")?;
+    let back = if kernels {
+        back.folded_for_kernels()
+    } else {
+        back
+    };
     for p in params {
         if p.get(&back) != p.get(fitted) {
             return Err(Error::Msg(format!(

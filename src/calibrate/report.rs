@@ -343,6 +343,15 @@ pub fn fit_report(
     for line in &cal.clamped {
         out.push_str(&format!("clamped: {line}\n"));
     }
+    for line in &cal.skipped {
+        out.push_str(&format!("left out: {line}\n"));
+    }
+    for (b, _) in cal.bases.iter().zip(&cal.kernels).filter(|(_, &k)| k) {
+        out.push_str(&format!(
+            "{}: priced by the measured kernels: the overheads are fitted into its `kernels_overheads:` block\n",
+            b.name
+        ));
+    }
     if cal.joint() {
         for p in params {
             out.push_str(&format!(

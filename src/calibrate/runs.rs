@@ -257,6 +257,7 @@ impl RunSet {
         }
         sc.hardware.efficiency = candidate.efficiency.clone();
         sc.hardware.overheads = candidate.overheads.clone();
+        sc.hardware.kernels_overheads = candidate.kernels_overheads.clone();
         // The profile being fitted decides whether measured kernels exist (default rule).
         sc.hardware.kernel_tables = candidate.kernel_tables.clone();
         if let Some(m) = self.cost_model {

@@ -2,7 +2,9 @@
 //! fields, so every other line (comments, sources, layout) stays as it was. A field is found
 //! by its key path (`efficiency` → `attention` → `fa3` → `decode`), following indentation; a
 //! value inside a flow mapping (`fa3: {prefill: 0.6, decode: 0.8}`) is edited in place; a
-//! field the file does not list (e.g. `moe_gemm`) is inserted at the end of its section. The
+//! field the file does not list (e.g. `moe_gemm`) is inserted at the end of its section, and a
+//! top-level section it lacks (`kernels_overheads:`) right after the section its name extends
+//! (`overheads:`), else at the end of the file. The
 //! edited line's trailing comment is replaced by the provenance comment, aligned where the old
 //! comment started.
 use crate::error::{Error, Result};
@@ -152,10 +154,28 @@ fn apply_one(lines: &mut Vec<String>, e: &Edit) -> Result<()> {
                 lines.insert(at, set_comment(&body, col, &e.comment));
                 return Ok(());
             }
+            None if depth == 0 && !last => {
+                let at = insert_section(lines, key);
+                parent = Some(at);
+                lo = at + 1;
+                hi = at + 1;
+            }
             None => return Err(missing(&e.path, &format!("no `{key}` section"))),
         }
     }
     Err(missing(&e.path, "empty key path"))
+}
+
+/// Inserts the empty top-level section `key:` after the block of the section its name extends
+/// (`kernels_overheads` after `overheads`), else at the end; returns its line.
+fn insert_section(lines: &mut Vec<String>, key: &str) -> usize {
+    let base = key.split_once('_').map_or(key, |(_, b)| b);
+    let at = lines
+        .iter()
+        .position(|l| is_content(l) && indent(l) == 0 && key_of(l) == Some(base))
+        .map_or(lines.len(), |i| block_end(lines, i));
+    lines.insert(at, format!("{key}:"));
+    at
 }
 
 /// `text` with every edit applied and, when given, the top-level `calibration:` line set to
@@ -214,5 +234,20 @@ mod tests {
             None
         )
         .is_err());
+    }
+
+    #[test]
+    fn creates_a_missing_section_after_the_one_it_extends() {
+        let out = apply(
+            TEXT,
+            &[
+                edit(&["kernels_overheads", "layer_ns"], "8e3"),
+                edit(&["kernels_overheads", "step_cpu_ns"], "2e6"),
+            ],
+            None,
+        )
+        .unwrap();
+        let want = "overheads:\n  step_cpu_ns: 2.0e6   # guess\nkernels_overheads:\n  layer_ns: 8e3  # fitted\n  step_cpu_ns: 2e6  # fitted\ncalibration: datasheet defaults\n";
+        assert!(out.ends_with(want), "{out}");
     }
 }

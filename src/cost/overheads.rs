@@ -44,6 +44,8 @@ const PIECEWISE_MLA_MAX_TOKENS: u64 = 2048;
 /// The overhead terms of one deployment, resolved once per scenario.
 #[derive(Debug, Clone)]
 pub struct Overheads {
+    /// The profile block the constants come from, for `--explain`.
+    pub block: &'static str,
     constants: OverheadConstants,
     overlap: bool,
     /// Multiplier on the scheduler CPU time: the profile's `worker_thread_cpu_scale` when the
@@ -101,24 +103,37 @@ impl Extend {
 }
 
 impl Overheads {
+    /// The roofline's overheads (`overheads:`).
     pub fn new(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Self {
-        let base = hw.overheads.eager_layer_ns;
+        Self::for_backend(hw, model, server, false)
+    }
+
+    /// The overheads of the backend: with `kernels`, `kernels_overheads:` over `overheads:`
+    /// ([`crate::spec::hardware_backend`]).
+    pub fn for_backend(
+        hw: &HardwareProfile,
+        model: &ModelSpec,
+        server: &ServerConfig,
+        kernels: bool,
+    ) -> Self {
+        let own = hw.overheads_for(kernels);
+        let base = own.eager_layer_ns;
         let sglang = server.vllm.is_none();
         let mla = model.mla.is_some();
-        let mut constants = hw.overheads.clone();
+        let mut constants = own.clone();
         // A vLLM server's scheduler CPU is vLLM's own (spec::vllm::overheads), not SGLang's.
         if let Some(v) = &server.vllm {
             let c = crate::spec::vllm::overheads::cpu_costs(v.version);
             // Scaled by the profile's vLLM-only multipliers (1 unless a calibration set them).
-            constants.step_cpu_ns = c.step_cpu_ns * hw.overheads.vllm_step_cpu_scale;
-            constants.per_request_cpu_ns =
-                c.per_request_cpu_ns * hw.overheads.vllm_per_request_cpu_scale;
+            constants.step_cpu_ns = c.step_cpu_ns * own.vllm_step_cpu_scale;
+            constants.per_request_cpu_ns = c.per_request_cpu_ns * own.vllm_per_request_cpu_scale;
         }
         Overheads {
+            block: hw.overheads_block(kernels),
             constants,
             overlap: server.overlap_schedule,
             cpu_scale: cpu_scale(
-                hw.overheads.worker_thread_cpu_scale,
+                own.worker_thread_cpu_scale,
                 server.version,
                 server.overlap_schedule,
                 server.vllm.is_some(),

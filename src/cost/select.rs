@@ -27,6 +27,9 @@
 //! without it; roofline unchanged at 54.3/36.8/64.4%); the 31 seed runs under the new default
 //! 20.6/29.2/25.5% (in sample, the 18: 19.9/23.6/16.0%) against the roofline default's
 //! 7.5/14.7/8.5% (5.6/6.3/4.2%), which `--cost-model roofline` still reproduces.
+//! A profile may carry the kernel backend's own overheads (`kernels_overheads:`,
+//! [`crate::spec::hardware_backend`]); the 2026-11-24 kernels fit into it (in sample
+//! 6.8/8.2/5.8% on the 18 seeds) made public 12.9/10.8/43.5% → 17.1/15.5/44.1% and is not applied.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::{memo, KernelCost};
 use super::roofline::Roofline;

@@ -241,7 +241,10 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         dispatch_end_ns,
         max_concurrency: c.max_concurrency,
         server_info_at_end: plan.server_info_at_end,
-        overheads: sc.hardware.overheads.clone(),
+        // The overheads of the backend pricing the steps (`kernels_overheads:` for the kernels).
+        overheads: sc
+            .hardware
+            .overheads_for(sc.cost.resolve(&sc.hardware) == crate::cost::CostModel::Kernels),
         client_send_ns: sc.client_send_ns(),
         frontend: sc
             .server

@@ -1,6 +1,10 @@
 //! Hardware profiles: one accelerator (one TP rank) and its node, as YAML in
 //! `hardware-profiles/`. Datasheet peaks plus the efficiency and overhead constants of the cost
 //! model; every constant is a named field so calibration can fit it.
+pub use super::hardware_backend::{
+    KernelsOverheads, Overheads, MAX_OVERHEAD_NS, VLLM_CPU_SCALE_MAX, VLLM_CPU_SCALE_MIN,
+    WORKER_THREAD_CPU_SCALE_MAX, WORKER_THREAD_CPU_SCALE_MIN,
+};
 use super::load::{efficiency, non_negative, positive};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -163,58 +167,6 @@ fn one() -> f64 {
     1.0
 }
 
-/// Fixed costs the roofline misses: CPU scheduling, kernel launches, HTTP and tokenizer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overheads {
-    /// Scheduler CPU time per iteration (batch formation, result processing), ns.
-    pub step_cpu_ns: f64,
-    /// Scheduler CPU time per request in the batch per iteration, ns.
-    pub per_request_cpu_ns: f64,
-    /// GPU-side fixed time per step under a CUDA graph (graph launch, sampling), ns.
-    pub graph_step_ns: f64,
-    /// Launch overhead per layer when running eagerly (prefill, or decode without a graph), ns.
-    pub eager_layer_ns: f64,
-    /// GPU floor per layer per step, graph or eager, ns: the kernels the roofline does not
-    /// price (two RMSNorms, rotary embedding, activation, residual adds, KV-cache store,
-    /// activation quantisation) and every kernel's launch gap and tail. They run serially with
-    /// the GEMMs on one stream, so the floor adds to the layer's roofline time rather than
-    /// overlapping it. About ten such kernels at ≈ 1–3 µs each: physical range 0–100 µs per
-    /// layer ("tens of µs per layer" above the roofline at low batch, per the issue).
-    #[serde(default)]
-    pub layer_ns: f64,
-    /// Extra fixed time per MoE layer per step (routing, permute/unpermute, expert dispatch), ns.
-    #[serde(default)]
-    pub moe_layer_ns: f64,
-    /// Multiplier on the scheduler CPU time per iteration (`step_cpu_ns`, `per_request_cpu_ns`,
-    /// which are stated for the one-thread loop of SGLang 0.5.4+) when the overlap scheduler
-    /// runs the forward pass on a second Python thread (SGLang 0.3.6–0.5.3,
-    /// [`super::scheduler_cpu`]): the two threads take turns on the GIL, so the scheduler's
-    /// Python work per iteration is at least what it is alone (1) and at most doubled by the
-    /// forward thread's own Python work (2). Default 1.
-    #[serde(default = "one")]
-    pub worker_thread_cpu_scale: f64,
-    /// Multiplier on a vLLM server's own scheduler CPU time per step (the fixed part of
-    /// `spec::vllm::overheads`, stated per engine V0 / V1 and sourced there); it never acts on
-    /// an SGLang server. Lets `servesim calibrate` fit vLLM's host cost per engine without
-    /// moving SGLang's `step_cpu_ns`. Default 1 (the sourced values).
-    #[serde(default = "one")]
-    pub vllm_step_cpu_scale: f64,
-    /// The same for vLLM's CPU time per scheduled request per step. Default 1.
-    #[serde(default = "one")]
-    pub vllm_per_request_cpu_scale: f64,
-    /// One-way client → scheduler latency of a request (HTTP, new aiohttp session, queues), ns.
-    pub request_latency_ns: f64,
-    /// Server tokenization per prompt token (TokenizerManager is serial), ns.
-    pub tokenize_per_token_ns: f64,
-    /// Scheduler → client latency of a streamed token (detokenizer, SSE), ns.
-    pub stream_latency_ns: f64,
-    /// Formerly the client's send cost; it belongs to the client, not the GPU (`--client-send-us`,
-    /// src/client/send.rs). Accepted only to reject it with a clear message.
-    #[serde(default, skip_serializing)]
-    pub client_send_ns: Option<f64>,
-}
-
 /// KV-transfer NICs between nodes (RDMA), per GPU, in a hardware profile (`pd_transfer:`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -237,6 +189,10 @@ pub struct HardwareProfile {
     pub link: Link,
     pub efficiency: Efficiency,
     pub overheads: Overheads,
+    /// Overrides of `overheads:` for the measured-kernel backend (fitted with it), field by
+    /// field ([`super::hardware_backend`]).
+    #[serde(default)]
+    pub kernels_overheads: Option<KernelsOverheads>,
     /// Price of one device-hour (USD), for planning; overridable on the command line.
     #[serde(default)]
     pub cost_per_device_hour_usd: Option<f64>,
@@ -252,20 +208,33 @@ pub struct HardwareProfile {
     pub pd_transfer: Option<PdTransferLink>,
 }
 
-/// Bounds of `overheads.worker_thread_cpu_scale`: the scheduler's own Python work at least
-/// (1), and at most that plus an equal share of the forward thread's (2).
-pub const WORKER_THREAD_CPU_SCALE_MIN: f64 = 1.0;
-pub const WORKER_THREAD_CPU_SCALE_MAX: f64 = 2.0;
+impl HardwareProfile {
+    /// The overhead constants the backend reads: `overheads:`, with `kernels_overheads:` over
+    /// them when `kernels` (the measured-kernel backend prices the step).
+    pub fn overheads_for(&self, kernels: bool) -> Overheads {
+        match (&self.kernels_overheads, kernels) {
+            (Some(k), true) => k.apply(&self.overheads),
+            _ => self.overheads.clone(),
+        }
+    }
 
-/// Bounds of `overheads.vllm_step_cpu_scale` and `vllm_per_request_cpu_scale`: the ranges
-/// `spec::vllm::overheads` gives for each engine's sourced values (V1 fixed 0.5–3 ms around
-/// 1 ms, per request 2–25 µs around 8 µs; V0 1–5 ms around 2 ms, 5–40 µs around 12 µs),
-/// widened to one interval of multipliers.
-pub const VLLM_CPU_SCALE_MIN: f64 = 0.25;
-pub const VLLM_CPU_SCALE_MAX: f64 = 3.5;
+    /// The profile as the kernel backend sees it: `kernels_overheads:` folded into
+    /// `overheads:` (and removed). What a kernel-priced calibration fits.
+    pub fn folded_for_kernels(&self) -> HardwareProfile {
+        let mut h = self.clone();
+        h.overheads = self.overheads_for(true);
+        h.kernels_overheads = None;
+        h
+    }
 
-/// Largest fixed overhead accepted (1000 s, in ns).
-pub const MAX_OVERHEAD_NS: f64 = 1e12;
+    /// The block that holds the overheads the backend reads, for `--explain`.
+    pub fn overheads_block(&self, kernels: bool) -> &'static str {
+        match &self.kernels_overheads {
+            Some(k) if kernels && !k.is_empty() => "`kernels_overheads:` over `overheads:`",
+            _ => "`overheads:`",
+        }
+    }
+}
 
 impl HardwareProfile {
     /// The inter-node link, when given: bandwidth > 0 and at most the node link's (a network
@@ -455,53 +424,14 @@ impl HardwareProfile {
                  --client-send-us (microseconds) or `client-send-us:` in the scenario's client section",
             ));
         }
-        for (f, v) in [
-            ("overheads.step_cpu_ns", o.step_cpu_ns),
-            ("overheads.per_request_cpu_ns", o.per_request_cpu_ns),
-            ("overheads.graph_step_ns", o.graph_step_ns),
-            ("overheads.eager_layer_ns", o.eager_layer_ns),
-            ("overheads.layer_ns", o.layer_ns),
-            ("overheads.moe_layer_ns", o.moe_layer_ns),
-            ("overheads.request_latency_ns", o.request_latency_ns),
-            ("overheads.tokenize_per_token_ns", o.tokenize_per_token_ns),
-            ("overheads.stream_latency_ns", o.stream_latency_ns),
-        ] {
-            non_negative(origin, f, v)?;
-            // An overhead of more than 1000 s is a unit mistake, and would overflow the clock.
-            if v > MAX_OVERHEAD_NS {
-                return Err(Error::invalid(
-                    origin,
-                    f,
-                    format!("{v} ns is more than 1000 s: not a plausible overhead"),
-                ));
-            }
-        }
-        let scale = o.worker_thread_cpu_scale;
-        if !(WORKER_THREAD_CPU_SCALE_MIN..=WORKER_THREAD_CPU_SCALE_MAX).contains(&scale) {
-            return Err(Error::invalid(
+        super::hardware_backend::check_overheads(origin, "overheads", o)?;
+        if let Some(k) = &self.kernels_overheads {
+            let kernels = k.apply(o);
+            super::hardware_backend::check_overheads(
                 origin,
-                "overheads.worker_thread_cpu_scale",
-                format!(
-                    "{scale} is outside [{WORKER_THREAD_CPU_SCALE_MIN}, {WORKER_THREAD_CPU_SCALE_MAX}]: a second thread on the GIL can neither remove the scheduler's own work nor more than double it"
-                ),
-            ));
-        }
-        for (f, scale) in [
-            ("overheads.vllm_step_cpu_scale", o.vllm_step_cpu_scale),
-            (
-                "overheads.vllm_per_request_cpu_scale",
-                o.vllm_per_request_cpu_scale,
-            ),
-        ] {
-            if !(VLLM_CPU_SCALE_MIN..=VLLM_CPU_SCALE_MAX).contains(&scale) {
-                return Err(Error::invalid(
-                    origin,
-                    f,
-                    format!(
-                        "{scale} is outside [{VLLM_CPU_SCALE_MIN}, {VLLM_CPU_SCALE_MAX}]: the published vLLM step CPU times lie within that multiple of the sourced values"
-                    ),
-                ));
-            }
+                super::hardware_backend::KERNELS_OVERHEADS,
+                &kernels,
+            )?;
         }
         if let Some(c) = self.cost_per_device_hour_usd {
             non_negative(origin, "cost_per_device_hour_usd", c)?;

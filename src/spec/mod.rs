@@ -6,6 +6,7 @@ pub mod engine;
 pub mod expert_parallel;
 pub mod flag_values;
 pub mod hardware;
+pub mod hardware_backend;
 pub mod hf_config;
 pub mod load;
 pub mod model;

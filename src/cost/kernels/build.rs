@@ -449,7 +449,7 @@ impl KernelCost {
         let lane = |l: &str| [s(tp), s(l)];
         let first_table = db.table("gemm").or_else(|| db.table("moe"));
         let mut cost = KernelCost {
-            overheads: Overheads::new(hw, model, server),
+            overheads: Overheads::for_backend(hw, model, server, true),
             provenance: format!(
                 "{} {} {} ({})",
                 db.system,

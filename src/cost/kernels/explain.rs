@@ -180,7 +180,8 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             component: Component::GpuOverhead,
             time_ns: p.fixed,
             detail: format!(
-                "profile overheads: {} step (graph launch, sampling, per-layer floors{})",
+                "profile overheads ({}): {} step (graph launch, sampling, per-layer floors{})",
+                k.overheads.block,
                 match p.launch {
                     Launch::Eager if k.overheads.prefill_graphed(p.extend) => {
                         "piecewise CUDA-graph (SGLang prefill)"
@@ -195,7 +196,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         CostItem {
             component: Component::Cpu,
             time_ns: time.cpu_ns,
-            detail: "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into(),
+            detail: format!("profile overheads ({}): scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)", k.overheads.block),
         },
     ];
     if let Some(e) = k.roof.expert_parallel() {

@@ -47,8 +47,8 @@ impl Roofline {
                     self.tp, collective::describe(self.placement, &self.hw.link), self.hw.link.latency_ns, e.collective)),
                 item(Component::AllToAll, all_to_all, self.ep.as_ref().map_or("no expert parallelism".into(), |e| e.describe(s.prefill_reqs > 0))),
                 item(Component::LmHead, lm_head, format!("roofline: bf16 GEMM of {:.3e} params over {logits:.0} logit rows", self.lm_head_params)),
-                item(Component::GpuOverhead, fixed, "profile overheads: graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),
-                item(Component::Cpu, time.cpu_ns, "profile overheads: scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into()),
+                item(Component::GpuOverhead, fixed, "profile overheads (`overheads:`): graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),
+                item(Component::Cpu, time.cpu_ns, "profile overheads (`overheads:`): scheduler CPU per step + per request (hidden under the GPU by the overlap scheduler, else serial)".into()),
             ],
             time,
         };
