@@ -13,6 +13,7 @@ pub mod eager_host;
 pub mod expert_parallel;
 pub mod kernels;
 pub mod moe_config;
+pub mod mxfp4;
 pub mod overheads;
 pub mod roofline;
 pub mod select;

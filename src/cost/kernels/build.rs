@@ -379,8 +379,9 @@ impl KernelCost {
                     None => (
                         None,
                         format!(
-                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}",
-                            model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token
+                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}{}",
+                            model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token,
+                            crate::cost::mxfp4::kernel(hw, server).map_or(String::new(), |k| format!("; {}", k.describe(hw)))
                         ),
                     ),
                 }
