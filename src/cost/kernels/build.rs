@@ -421,6 +421,7 @@ impl KernelCost {
                 .sliding_window
                 .as_ref()
                 .map(|w| w.window_tokens as f64),
+            window_prefix_only: crate::cost::window::extend_clips_prefix_only(server),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),

@@ -50,6 +50,8 @@ pub struct Roofline {
     kv_bytes_per_token_layer: f64,
     window_tokens: Option<f64>,
     windowed_layers: f64,
+    /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
+    window_prefix_only: bool,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -154,6 +156,7 @@ impl Roofline {
                 .sliding_window
                 .as_ref()
                 .map_or(0.0, |s| s.layers as f64),
+            window_prefix_only: super::window::extend_clips_prefix_only(server),
             // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
             custom_all_reduce: hw.arch != Arch::Ascend
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
@@ -274,7 +277,7 @@ impl Roofline {
         let mut t = 0.0;
         if s.prefill_reqs > 0 {
             let work = if windowed {
-                s.prefill_attn_work_windowed
+                super::window::prefill_work(s, self.window_prefix_only)
             } else {
                 s.prefill_attn_work
             };
