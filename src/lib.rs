@@ -24,7 +24,10 @@
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
 //!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE: which release ships which
-//!   tuned config, `cost/moe_configs.txt`): `cost::moe_config`; a built
+//!   tuned config, `cost/moe_configs.txt`): `cost::moe_config`; which kernel runs MXFP4
+//!   (gpt-oss) experts per engine × GPU and its rates where no table row exists (vLLM's Marlin
+//!   on A100): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
+//!   extend runs the window layers' extend triangle in full): `cost::window`; a built
 //!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host
