@@ -354,3 +354,39 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
         );
     }
 }
+
+/// On H100 and B200 vLLM's MXFP4 experts are priced by the measured `mxfp4` MoE rows of the
+/// bundled vLLM tables (hardware-profiles/kernels/{h100,b200}_sxm_vllm/moe.txt, row
+/// `mxfp4 2880 2880 4 32 1 1`: 1649 and 1563 µs per layer at 4096 tokens, a grid point), so a
+/// 4096-token gpt-oss-20b prefill's experts cost 24 × that; A100 (no row) prices its Marlin
+/// kernel dearer than both.
+#[test]
+fn vllm_mxfp4_experts_on_h100_and_b200_cost_the_measured_rows() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::CostModel;
+    let mut prefill = BatchShape::default();
+    prefill.add_prefill(4096, 0, None);
+    let flags = ServerFlags {
+        engine: Some("vllm".into()),
+        vllm_version: Some("0.11.0".parse().unwrap()),
+        ..Default::default()
+    };
+    let moe = |hw: &str| {
+        component_ns(
+            hw,
+            "gpt-oss-20b",
+            &flags,
+            CostModel::Kernels,
+            Component::Moe,
+            &prefill,
+        )
+    };
+    let (h100, b200, a100) = (
+        moe("h100-sxm5-80gb"),
+        moe("b200-sxm-180gb"),
+        moe("a100-sxm4-80gb"),
+    );
+    assert!((h100 - 24.0 * 1649e3).abs() < 1.0, "h100 {h100} ns");
+    assert!((b200 - 24.0 * 1563e3).abs() < 1.0, "b200 {b200} ns");
+    assert!(a100 > h100, "a100 {a100} ns vs h100 {h100} ns");
+}
