@@ -369,3 +369,44 @@ fn tp_beyond_a_node_without_an_inter_node_link_is_refused() {
         "{err}"
     );
 }
+
+/// gpt-oss-120b under vLLM 0.11.0, whose MXFP4 experts run a different kernel on every rung
+/// (Marlin W4A16 on A100, no measured row: the bounded roofline of src/cost/mxfp4.rs; the
+/// measured `mxfp4` MoE rows of the H100, H200 and B200 vLLM tables): still never slower on a
+/// newer GPU at the same shape, under both backends, at every TP that fits.
+#[test]
+fn vllm_gpt_oss_120b_is_never_slower_on_a_newer_gpu() {
+    let shapes = shapes();
+    let mut compared = 0;
+    for backend in BACKENDS {
+        for tp in TPS {
+            let flags = ServerFlags {
+                tp: Some(tp),
+                engine: Some("vllm".into()),
+                vllm_version: Some("0.11.0".parse().unwrap()),
+                cost_model: Some(backend.into()),
+                ..Default::default()
+            };
+            let costs: Vec<Option<Box<dyn StepCost>>> = LADDER
+                .iter()
+                .map(|hw| resolve(hw, "gpt-oss-120b", &flags).map(|sc| sc.step_cost().unwrap()))
+                .collect();
+            for i in 1..LADDER.len() {
+                let (Some(slow), Some(fast)) = (&costs[i - 1], &costs[i]) else {
+                    continue;
+                };
+                for (name, s) in &shapes {
+                    let (a, b) = (time_ns(slow.as_ref(), s), time_ns(fast.as_ref(), s));
+                    assert!(
+                        b <= a * (1.0 + EPS),
+                        "tp {tp} {backend}, {name}: {} {b:.0} ns > {} {a:.0} ns",
+                        LADDER[i],
+                        LADDER[i - 1]
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= 2 * 3 * 4 * 17, "only {compared} comparisons");
+}

@@ -163,8 +163,8 @@ fn scheduler_cpu_time_hides_under_the_gpu_only_with_overlap() {
     close(t.total_ns, gpu + cpu);
 }
 
-/// The time `--explain` gives `component` in the step `s` of `model` on `hw` under `flags`,
-/// priced by backend `cost`.
+/// The time `--explain` gives `component` in the step `s` of `model` on `hw` under `flags`
+/// (SGLang's server, or vLLM's with `engine: vllm`), priced by backend `cost`.
 fn component_ns(
     hw: &str,
     model: &str,
@@ -176,7 +176,12 @@ fn component_ns(
     use servesim::cost::{build, CostChoice};
     let hw = load_hardware(hw).unwrap();
     let model = load_model(model).unwrap();
-    let server = ServerConfig::resolve(flags, &hw, &model).unwrap();
+    use servesim::spec::engine::{resolve, Engine};
+    let engine = match flags.engine.as_deref() {
+        Some("vllm") => Engine::Vllm,
+        _ => Engine::Sglang,
+    };
+    let server = resolve(engine, flags, &hw, &model).unwrap();
     let choice = CostChoice {
         model: Some(cost),
         kernel_db: None,
@@ -332,4 +337,98 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
         let eager_decode = extra_ns("llama-3.1-70b", "0.5.6", cost, &decode(1, 1001, None));
         close_to(eager_decode, 80.0 * base_ns);
     }
+}
+
+/// gpt-oss-20b's MXFP4 experts on one A100 under vLLM 0.11.0 run vLLM's Marlin W4A16 fused
+/// MoE (vLLM `mxfp4.py`: the Marlin backend below sm90; src/cost/mxfp4.rs), priced by hand:
+/// a 4096-token prefill routes 4 of 32 experts per token, so every expert is touched
+/// (32 · (1 − (28/32)^4096) = 32), each with 3 · 2880 · 2880 weights at 4.25 bits. Compute
+/// is a bf16 GEMM at the profile's dense GEMM efficiency × 0.9 (Marlin paper: ~10% below
+/// FP16 at large batch) plus the roll-off's padding rows (`gemm_half_tokens` per expert,
+/// capped at reading the weights); 24 layers. Under both backends (A100's tables hold no
+/// MXFP4 MoE rows), and not the profile's SGLang constants: SGLang's price differs.
+#[test]
+fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::CostModel;
+    let hw = load_hardware("a100-sxm4-80gb").unwrap();
+    let e = &hw.efficiency;
+    let p = 3.0 * 2880.0 * 2880.0;
+    let (m, k, experts) = (4096.0, 4.0, 32.0);
+    let rate = hw.peaks.bf16_flops_per_s * e.gemm * 0.9;
+    let bw = hw.memory.bandwidth_bytes_per_s * e.memory;
+    let weights_s = experts * p * 4.25 / 8.0 / bw;
+    let padding_s = (2.0 * experts * p * e.gemm_half_tokens / rate).min(weights_s);
+    let compute_s = 2.0 * m * k * p / rate + padding_s;
+    let memory_s = weights_s + m * k * 2880.0 * 4.0 / bw;
+    let want_ns = 24.0 * compute_s.max(memory_s) * 1e9;
+    let mut prefill = BatchShape::default();
+    prefill.add_prefill(4096, 0, None);
+    let flags = |engine: &str| ServerFlags {
+        engine: (engine == "vllm").then(|| engine.into()),
+        vllm_version: (engine == "vllm").then(|| "0.11.0".parse().unwrap()),
+        ..Default::default()
+    };
+    for cost in [CostModel::Roofline, CostModel::Kernels] {
+        let got = component_ns(
+            "a100-sxm4-80gb",
+            "gpt-oss-20b",
+            &flags("vllm"),
+            cost,
+            Component::Moe,
+            &prefill,
+        );
+        assert!(
+            (got / want_ns - 1.0).abs() < 1e-9,
+            "{cost:?}: {got} ns, by hand {want_ns} ns"
+        );
+        let sglang = component_ns(
+            "a100-sxm4-80gb",
+            "gpt-oss-20b",
+            &flags("sglang"),
+            cost,
+            Component::Moe,
+            &prefill,
+        );
+        assert!(
+            sglang > 1.5 * got,
+            "{cost:?}: SGLang's fitted sm80 path {sglang} ns vs Marlin {got} ns"
+        );
+    }
+}
+
+/// On H100 and B200 vLLM's MXFP4 experts are priced by the measured `mxfp4` MoE rows of the
+/// bundled vLLM tables (hardware-profiles/kernels/{h100,b200}_sxm_vllm/moe.txt, row
+/// `mxfp4 2880 2880 4 32 1 1`: 1649 and 1563 µs per layer at 4096 tokens, a grid point), so a
+/// 4096-token gpt-oss-20b prefill's experts cost 24 × that; A100 (no row) prices its Marlin
+/// kernel dearer than both.
+#[test]
+fn vllm_mxfp4_experts_on_h100_and_b200_cost_the_measured_rows() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::CostModel;
+    let mut prefill = BatchShape::default();
+    prefill.add_prefill(4096, 0, None);
+    let flags = ServerFlags {
+        engine: Some("vllm".into()),
+        vllm_version: Some("0.11.0".parse().unwrap()),
+        ..Default::default()
+    };
+    let moe = |hw: &str| {
+        component_ns(
+            hw,
+            "gpt-oss-20b",
+            &flags,
+            CostModel::Kernels,
+            Component::Moe,
+            &prefill,
+        )
+    };
+    let (h100, b200, a100) = (
+        moe("h100-sxm5-80gb"),
+        moe("b200-sxm-180gb"),
+        moe("a100-sxm4-80gb"),
+    );
+    assert!((h100 - 24.0 * 1649e3).abs() < 1.0, "h100 {h100} ns");
+    assert!((b200 - 24.0 * 1563e3).abs() < 1.0, "b200 {b200} ns");
+    assert!(a100 > h100, "a100 {a100} ns vs h100 {h100} ns");
 }

@@ -13,10 +13,12 @@ pub mod eager_host;
 pub mod expert_parallel;
 pub mod kernels;
 pub mod moe_config;
+pub mod mxfp4;
 pub mod overheads;
 pub mod roofline;
 pub mod select;
 pub mod speculative;
+pub mod window;
 
 pub use select::{build, CostChoice, CostModel};
 
@@ -37,6 +39,10 @@ pub struct BatchShape {
     pub prefill_attn_work: f64,
     /// Σ extend · min(prefix + extend / 2, window): the same for sliding-window layers.
     pub prefill_attn_work_windowed: f64,
+    /// Σ extend · (min(prefix, window) + extend / 2): sliding-window layers under a kernel
+    /// whose window clips only the cached prefix and runs the extend triangle in full, masked
+    /// (SGLang's triton extend kernel, [`window`]).
+    pub prefill_attn_work_window_prefix: f64,
     /// Σ (prefix + extend): KV tokens read by prefill attention.
     pub prefill_kv_tokens: u64,
     /// Decode batch size after CUDA-graph padding (vLLM V1: the step's tokens after padding);
@@ -86,6 +92,8 @@ impl BatchShape {
         self.prefill_tokens += extend;
         self.prefill_attn_work += e * mid;
         self.prefill_attn_work_windowed += e * window.map_or(mid, |w| mid.min(w as f64));
+        self.prefill_attn_work_window_prefix +=
+            e * window.map_or(mid, |w| (prefix as f64).min(w as f64) + e / 2.0);
         self.prefill_kv_tokens += prefix + extend;
     }
 

@@ -430,8 +430,9 @@ impl KernelCost {
                     None => (
                         None,
                         format!(
-                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}",
-                            model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token
+                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}{}",
+                            model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token,
+                            crate::cost::mxfp4::kernel(hw, server).map_or(String::new(), |k| format!("; {}", k.describe(hw)))
                         ),
                     ),
                 }
@@ -471,6 +472,7 @@ impl KernelCost {
                 .sliding_window
                 .as_ref()
                 .map(|w| w.window_tokens as f64),
+            window_prefix_only: crate::cost::window::extend_clips_prefix_only(server),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),
             moe_dense: lin(ops::moe_dense(model, tp)),

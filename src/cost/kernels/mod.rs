@@ -148,6 +148,8 @@ pub struct KernelCost {
     moe_layers: f64,
     windowed_layers: f64,
     window: Option<f64>,
+    /// The prefill kernel's window clips only the cached prefix ([`crate::cost::window`]).
+    window_prefix_only: bool,
     attn_gemms: Vec<Linear>,
     dense_mlp: Vec<Linear>,
     moe_dense: Vec<Linear>,
@@ -303,7 +305,8 @@ impl KernelCost {
                     let (v, out) = sf.at(r, len(s.prefill_attn_work));
                     t += full_layers * v * p.scale;
                     if self.windowed_layers > 0.0 {
-                        let (w, _) = sf.at(r, len(s.prefill_attn_work_windowed));
+                        let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
+                        let (w, _) = sf.at(r, len(work));
                         t += self.windowed_layers * w * p.scale;
                     }
                     if out {

@@ -37,12 +37,11 @@ pub struct Roofline {
     expert_bytes_per_param: f64,
     linear_compute: ComputeType,
     expert_is_mxfp4: bool,
-    /// The profile's MXFP4 expert constants (`efficiency.mxfp4_*`) apply: they describe
-    /// SGLang's MXFP4 MoE path on the chip. vLLM runs MXFP4 experts without native FP4 through
-    /// its Marlin W4A16 kernels (vLLM `mxfp4.py`: the Marlin backend below sm90), which stream
-    /// the packed weights like any weight-only GEMM, so a vLLM server prices them at the
-    /// profile's plain GEMM and memory efficiencies.
-    mxfp4_sglang_path: bool,
+    /// The MXFP4 expert kernel's efficiencies per engine × GPU ([`super::mxfp4`]): SGLang's
+    /// path from the profile's `efficiency.mxfp4_*`, vLLM's Marlin W4A16 on sm80 from the
+    /// dense GEMM rate, vLLM's native kernels from `moe_gemm`. `None`: not MXFP4.
+    pub(crate) mxfp4: Option<super::mxfp4::Mxfp4Kernel>,
+    mxfp4_rates: Option<super::mxfp4::ExpertRates>,
     lm_head_params: f64,
     /// Attention: FLOPs per (query token × attended token) per layer, and KV bytes per
     /// attended token per layer, on this rank.
@@ -51,6 +50,8 @@ pub struct Roofline {
     kv_bytes_per_token_layer: f64,
     window_tokens: Option<f64>,
     windowed_layers: f64,
+    /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
+    window_prefix_only: bool,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -141,7 +142,8 @@ impl Roofline {
             expert_bytes_per_param: exp_b,
             linear_compute,
             expert_is_mxfp4: server.weight_format == WeightFormat::Mxfp4,
-            mxfp4_sglang_path: server.vllm.is_none(),
+            mxfp4: super::mxfp4::kernel(hw, server),
+            mxfp4_rates: super::mxfp4::kernel(hw, server).map(|k| k.rates(hw)),
             lm_head_params: model.lm_head_params(tp),
             attn_flops_per_pair,
             decode_attn_flops_per_pair,
@@ -154,6 +156,7 @@ impl Roofline {
                 .sliding_window
                 .as_ref()
                 .map_or(0.0, |s| s.layers as f64),
+            window_prefix_only: super::window::extend_clips_prefix_only(server),
             // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
             custom_all_reduce: hw.arch != Arch::Ascend
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
@@ -192,14 +195,10 @@ impl Roofline {
     }
 
     /// Rows per expert at which the grouped GEMM reaches half its large-shape efficiency;
-    /// MXFP4 experts roll off with their own half-point (`mxfp4_half_tokens`).
+    /// MXFP4 experts roll off with their kernel's half-point ([`super::mxfp4`]).
     fn moe_half_tokens(&self) -> f64 {
-        let e = &self.hw.efficiency;
-        if self.expert_is_mxfp4 && self.mxfp4_sglang_path {
-            e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens)
-        } else {
-            e.gemm_half_tokens
-        }
+        self.mxfp4_rates
+            .map_or(self.hw.efficiency.gemm_half_tokens, |r| r.half_tokens)
     }
 
     /// Time (ns) of a GEMM of `params` weights over `m` tokens.
@@ -248,14 +247,11 @@ impl Roofline {
         let e = self.num_experts;
         let k = self.experts_per_token;
         let touched = e * (1.0 - (1.0 - k / e).powf(m));
-        let (cmul, mmul) = if self.expert_is_mxfp4 && self.mxfp4_sglang_path {
-            (
-                self.hw.efficiency.mxfp4_compute,
-                self.hw.efficiency.mxfp4_memory,
-            )
-        } else {
-            (1.0, 1.0)
-        };
+        let (peak_eff, mmul) = self
+            .mxfp4_rates
+            .map_or((self.moe_gemm_peak_eff(), 1.0), |r| {
+                (r.peak_eff, r.memory_mult)
+            });
         let compute = if self.expert_is_mxfp4 {
             ComputeType::Bf16
         } else {
@@ -263,7 +259,7 @@ impl Roofline {
         };
         // As for a dense GEMM (see `gemm_ns`): per touched expert, the roll-off's padding rows
         // cost at most reading that expert's weights.
-        let rate = self.hw.peak_ops_per_s(compute) * self.moe_gemm_peak_eff() * cmul;
+        let rate = self.hw.peak_ops_per_s(compute) * peak_eff;
         let weights_s = touched * self.expert_params * self.expert_bytes_per_param
             / (self.bandwidth() * self.hw.efficiency.memory * mmul);
         let padding_s =
@@ -281,7 +277,7 @@ impl Roofline {
         let mut t = 0.0;
         if s.prefill_reqs > 0 {
             let work = if windowed {
-                s.prefill_attn_work_windowed
+                super::window::prefill_work(s, self.window_prefix_only)
             } else {
                 s.prefill_attn_work
             };
