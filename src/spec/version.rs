@@ -66,14 +66,21 @@ impl Version {
         "0.5.14",
         "0.5.15",
         "0.5.15.post1",
+        "0.5.16",
+        "0.5.17",
+        "0.5.18",
+        "0.5.19",
+        "0.5.20",
+        "0.5.21",
+        "0.5.22",
+        "0.5.23",
     ];
 }
 
-/// Why SGLang releases after the newest of [`Version::KNOWN`] are refused (read from the PyPI
-/// packages of 0.5.16 … 0.5.23, not modelled yet).
-const NEWER_NOT_MODELLED: &str = "0.5.16 makes breakable prefill CUDA graphs the CUDA default \
-     (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool sizing; \
-     later releases are not checked yet";
+/// Why SGLang releases after the newest of [`Version::KNOWN`] are refused: nobody has read
+/// their server defaults, scheduler and bench_serving yet.
+const NEWER_NOT_MODELLED: &str =
+    "later releases' server defaults, scheduler and bench_serving are not checked yet";
 
 impl Version {
     /// `self` if servesim models it: between the oldest and the newest of [`Version::KNOWN`]
@@ -88,7 +95,7 @@ impl Version {
             return Ok(self);
         }
         let why = if self > newest {
-            format!(" ({NEWER_NOT_MODELLED})")
+            format!(" (the newest modelled release is {newest}; {NEWER_NOT_MODELLED})")
         } else {
             String::new()
         };
@@ -195,21 +202,32 @@ mod tests {
                 .unwrap()
                 .check_known("--sglang-version")
         };
-        // Released after 0.5.8 and checked: accepted, as are post-releases in between.
-        for s in ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.13.post1", "0.5.14"] {
+        // Released after 0.5.8 and checked (every PyPI release up to 0.5.23): accepted, as
+        // are post-releases in between.
+        for s in [
+            "0.5.9",
+            "0.5.10.post1",
+            "0.5.13.post1",
+            "0.5.15.post1",
+            "0.5.16",
+            "0.5.19",
+            "0.5.22",
+            "0.5.23",
+        ] {
             assert!(ok(s).is_ok(), "{s}");
         }
         assert_eq!(
             Version::KNOWN.last().unwrap().parse::<Version>().unwrap(),
-            Version::post(0, 5, 15, 1)
+            Version::new(0, 5, 23)
         );
-        // The default stays the last release whose every changed rule is modelled.
+        // The default is a release whose every changed rule is modelled.
         assert!(Version::KNOWN.contains(&Version::NEWEST.to_string().as_str()));
-        // 0.5.16 (released, not modelled: breakable prefill graphs by default) is refused
-        // with the range in the message.
-        let e = ok("0.5.16").unwrap_err().to_string();
+        // 0.5.24 (not read) is refused, naming the range and the newest modelled release.
+        let e = ok("0.5.24").unwrap_err().to_string();
         assert!(
-            e.contains("--sglang-version 0.5.16") && e.contains("0.3.0 to 0.5.15.post1"),
+            e.contains("--sglang-version 0.5.24")
+                && e.contains("0.3.0 to 0.5.23")
+                && e.contains("newest modelled release is 0.5.23"),
             "{e}"
         );
     }
