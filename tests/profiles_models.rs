@@ -452,7 +452,7 @@ fn sglang_versions_after_0_5_8_get_their_own_defaults() {
     let resolve = |f: &ServerFlags| ServerConfig::resolve(f, &hw, &model).unwrap();
     let mfs = |f: &ServerFlags| resolve(f).mem_fraction_static;
     assert_eq!(mfs(&ServerFlags::default()), 0.830);
-    assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
+    assert_eq!(Version::NEWEST.to_string(), "0.5.23");
     assert_eq!(mfs(&at("0.5.6.post2", false)), 0.835);
     assert_eq!(mfs(&at("0.5.9", false)), 0.835);
     assert_eq!(mfs(&at("0.5.10", false)), 0.830);
@@ -501,9 +501,8 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
         sglang_version: Some(v(s)),
         ..Default::default()
     };
-    let on = |f: &ServerFlags, hw, model, role| {
-        ServerConfig::resolve_as(f, hw, model, role).unwrap()
-    };
+    let on =
+        |f: &ServerFlags, hw, model, role| ServerConfig::resolve_as(f, hw, model, role).unwrap();
     // 0.5.16: breakable prefill graphs are the CUDA default and stay on for a PD prefill
     // server (cuda_graph_config.py line 104; server_args.py line 4186 reserves
     // `len(bs) * 8` unless `disaggregation_mode == "decode"`): 0.5.15 512 + 12288 + 128 =
@@ -516,8 +515,14 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
         on(&f, &h100, &qwen, Some(PdRole::Prefill))
     };
     let (p15, p16) = (prefill("0.5.15.post1"), prefill("0.5.16"));
-    assert_eq!((p15.mem_fraction_static, p15.piecewise_prefill), (0.841, false));
-    assert_eq!((p16.mem_fraction_static, p16.piecewise_prefill), (0.836, true));
+    assert_eq!(
+        (p15.mem_fraction_static, p15.piecewise_prefill),
+        (0.841, false)
+    );
+    assert_eq!(
+        (p16.mem_fraction_static, p16.piecewise_prefill),
+        (0.836, true)
+    );
     // 0.5.17: DP attention keeps them (server_args.py at v0.5.16 line 3799 drops the prefill
     // graph for DP attention; gone at v0.5.17). Qwen3-30B-A3B, TP2 DP2: 512 + 12288 + 256 +
     // 2 × 256 + 3 × 256 × 2 = 15104 MiB → 0.815; with the 464 MiB reserve 15568 → 0.809.
@@ -532,7 +537,10 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
         let c = on(&f, &h100, &moe, None);
         (c.mem_fraction_static, c.piecewise_prefill)
     };
-    assert_eq!((dp("0.5.16"), dp("0.5.17")), ((0.815, false), (0.809, true)));
+    assert_eq!(
+        (dp("0.5.16"), dp("0.5.17")),
+        ((0.815, false), (0.809, true))
+    );
     // 0.5.18: MLA models keep them (server_args.py at v0.5.17 line 4469 "MLA attention
     // (non-DSA)"; gone at v0.5.18). DeepSeek-V3 on H200 TP8: 512 + 12288 + 1024 + 2 × 512 =
     // 14848 MiB → 0.897; + 1.5 GiB (MLA) → 16384 → 0.886.
@@ -546,7 +554,10 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
         let c = on(&f, &h200, &ds, None);
         (c.mem_fraction_static, c.piecewise_prefill)
     };
-    assert_eq!((mla("0.5.17"), mla("0.5.18")), ((0.897, false), (0.886, true)));
+    assert_eq!(
+        (mla("0.5.17"), mla("0.5.18")),
+        ((0.897, false), (0.886, true))
+    );
     // 0.5.19 splits server_args.py; the reserve is unchanged (arg_groups/memory_hook.py at
     // v0.5.19 lines 250-256 and 321): 512 + 12288 + 128 + 512 + 464 = 13904 MiB → 0.830.
     let mfs = |f: &ServerFlags| on(f, &h100, &qwen, None).mem_fraction_static;
@@ -566,7 +577,10 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
             max_running_requests: None,
             num_draft_tokens: None,
         };
-        (defaults::chunked_prefill_size(&i), defaults::cuda_graph_max_bs(&i))
+        (
+            defaults::chunked_prefill_size(&i),
+            defaults::cuda_graph_max_bs(&i),
+        )
     };
     assert_eq!(small("0.5.19", 1), (2048, Some(24)));
     assert_eq!(small("0.5.20", 1), (4096, Some(48)));
@@ -584,7 +598,10 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
         max_running_requests: Some(64),
         ..at(s)
     };
-    assert_eq!((mfs(&capped("0.5.21")), mfs(&capped("0.5.22"))), (0.830, 0.834));
+    assert_eq!(
+        (mfs(&capped("0.5.21")), mfs(&capped("0.5.22"))),
+        (0.830, 0.834)
+    );
     // 0.5.23: the default reserve is the same (memory_hook.py at v0.5.23 lines 309-315, 386).
     assert_eq!(mfs(&at("0.5.23")), 0.830);
 }

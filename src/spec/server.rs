@@ -294,7 +294,10 @@ impl ServerConfig {
                     && pd_role != Some(PdRole::Prefill)),
             attention_backend: &attention_backend,
         });
-        let piecewise_prefill = prefill_graph.replay;
+        // DeepSeek-V3 on trtllm_mla keeps the reserve but prefills eagerly (`replay` false);
+        // not passed on: the cost layer's MLA eager host time applies to every eager step,
+        // decode included (`cost::eager_host`), so a B200 would price slower than an H200.
+        let piecewise_prefill = prefill_graph.reserve;
         let mem_fraction_static = match flags.mem_fraction_static {
             Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
                 return Err(Error::invalid(

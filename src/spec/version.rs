@@ -30,11 +30,11 @@ impl Version {
             stage: 2 + post,
         }
     }
-    /// The default SGLang version everywhere. Server defaults and bench_serving rules were
-    /// checked release by release up to the last of [`Version::KNOWN`] (PyPI packages of
-    /// 0.5.8 … 0.5.15.post1; see `spec::defaults` and README "SGLang versions after 0.5.8");
-    /// the default stays at 0.5.13.post1 (see README for why).
-    pub const NEWEST: Version = Version::post(0, 5, 13, 1);
+    /// The default SGLang version everywhere: the newest release on PyPI, 0.5.23. Server
+    /// defaults and bench_serving rules were checked release by release up to the last of
+    /// [`Version::KNOWN`] (PyPI packages of 0.5.8 … 0.5.23; see `spec::defaults`,
+    /// `spec::graph_defaults`, `spec::version_rules` and README "SGLang versions after 0.5.8").
+    pub const NEWEST: Version = Version::new(0, 5, 23);
     /// Versions servesim knows, oldest first (shown in errors and `--help`).
     pub const KNOWN: &'static [&'static str] = &[
         "0.3.0",
@@ -190,7 +190,7 @@ mod tests {
                 && "0.4.10".parse::<Version>().unwrap() > "0.4.9".parse().unwrap()
         );
         assert_eq!(b.to_string(), "0.5.6.post2");
-        assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
+        assert_eq!(Version::NEWEST.to_string(), "0.5.23");
         assert!("0.5".parse::<Version>().is_ok());
         assert!("x.5".parse::<Version>().is_err());
         assert!("0.5.6.rc".parse::<Version>().is_err());

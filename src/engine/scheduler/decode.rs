@@ -166,8 +166,8 @@ mod tests {
                 ..Default::default()
             };
             let hw = load_hardware("h100-sxm5-80gb").unwrap();
-            let cfg = ServerConfig::resolve(&flags, &hw, &load_model("qwen2.5-0.5b").unwrap())
-                .unwrap();
+            let cfg =
+                ServerConfig::resolve(&flags, &hw, &load_model("qwen2.5-0.5b").unwrap()).unwrap();
             assert!(cfg.overlap_schedule);
             let mut s = Scheduler::new(&cfg, None);
             for (i, max_new) in [2, 10].into_iter().enumerate() {
