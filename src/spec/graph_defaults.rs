@@ -5,8 +5,9 @@
 //! by a given `--max-running-requests` ([`DECODE_MAX_BS_RUNNING_CAP_FROM`]). Read from the PyPI
 //! packages' `server_args.py` (0.5.16–0.5.18), `arg_groups/{cuda_graph_hook,memory_hook}.py`
 //! (0.5.19–0.5.23) and `model_executor/cuda_graph_config.py`.
-use super::defaults::{piecewise_cuda_graph_default, PdRole};
+use super::defaults::{piecewise_cuda_graph_default, PdRole, GRAPH_CONFIG_FROM};
 use super::hardware::Arch;
+use super::server_flags::ServerFlags;
 use super::version::Version;
 
 /// First release whose CUDA prefill default is the breakable graph (cuda_graph_config.py at
@@ -63,6 +64,27 @@ pub struct PrefillGraphInput<'a> {
 pub struct PrefillGraph {
     pub reserve: bool,
     pub replay: bool,
+}
+
+impl PrefillGraph {
+    /// What `ServerConfig::piecewise_prefill` (the cost layer's "prefills replay a graph")
+    /// gets: [`PrefillGraph::reserve`]. DeepSeek-V3 on trtllm_mla keeps the reserve but
+    /// prefills eagerly (`replay` false); not passed on, because the cost layer's MLA eager
+    /// host time applies to every eager step, decode included (`cost::eager_host`), so a B200
+    /// would price slower than an H200 at the same decode shape (`tests/physics.rs`).
+    pub fn cost_layer_replay(&self) -> bool {
+        self.reserve
+    }
+}
+
+/// Whether the user's flags turn the prefill graph off: `--disable-piecewise-cuda-graph`, or
+/// from 0.5.14 `--disable-cuda-graph` (both phases; a PD prefill server's own
+/// `disable_cuda_graph` is `spec::pd`'s decode-graph switch, not the user's).
+pub fn disabled_by_flags(flags: &ServerFlags, version: Version, pd_role: Option<PdRole>) -> bool {
+    flags.disable_piecewise_cuda_graph
+        || (flags.disable_cuda_graph
+            && version >= GRAPH_CONFIG_FROM
+            && pd_role != Some(PdRole::Prefill))
 }
 
 /// SGLang's prefill CUDA graph default for this server (piecewise before 0.5.16, breakable from).

@@ -286,18 +286,10 @@ impl ServerConfig {
             dp_attention,
             speculative: spec.is_some(),
             pd_role,
-            // 0.5.14+: `--disable-cuda-graph` disables both graph phases (a PD prefill
-            // server's own decode-graph switch is `spec::pd`'s, not the user's).
-            disabled_by_flag: flags.disable_piecewise_cuda_graph
-                || (flags.disable_cuda_graph
-                    && version >= GRAPH_CONFIG_FROM
-                    && pd_role != Some(PdRole::Prefill)),
+            disabled_by_flag: graph_defaults::disabled_by_flags(flags, version, pd_role),
             attention_backend: &attention_backend,
         });
-        // DeepSeek-V3 on trtllm_mla keeps the reserve but prefills eagerly (`replay` false);
-        // not passed on: the cost layer's MLA eager host time applies to every eager step,
-        // decode included (`cost::eager_host`), so a B200 would price slower than an H200.
-        let piecewise_prefill = prefill_graph.reserve;
+        let piecewise_prefill = prefill_graph.cost_layer_replay();
         let mem_fraction_static = match flags.mem_fraction_static {
             Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
                 return Err(Error::invalid(
