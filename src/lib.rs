@@ -12,7 +12,10 @@
 //!   `spec::workload`, `simulation::Scenario::resolve`;
 //! - the KV pool sized: `spec::server` (`ServerConfig::resolve`, SGLang's
 //!   `profile_max_num_token`), with the version defaults in `spec::defaults` (versions
-//!   accepted: `spec::version`, 0.3.0 to 0.5.15.post1, default 0.5.13.post1);
+//!   accepted: `spec::version`, 0.3.0 to 0.5.23, default 0.5.23); the prefill CUDA graph
+//!   (piecewise 0.5.10–0.5.15, breakable 0.5.16+) and its reserve: `spec::graph_defaults`;
+//!   scheduler rules changed after 0.5.15 (0.5.22's full `ignore_eos` reserve, no ride for
+//!   finishing requests): `spec::version_rules`;
 //! - admission decided (refused, clipped, or never admitted): `engine::admission`, called by
 //!   the event loop (`engine::sim`) and the up-front check (`simulation::sanity`); the
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;

@@ -91,20 +91,27 @@ fn running_cap_holds() {
 
 #[test]
 fn small_kv_pool_forces_retraction_and_everything_finishes() {
-    // Arrivals spread over time let the decayed new-token ratio over-admit, as in SGLang.
+    // Arrivals spread over time let the decayed new-token ratio over-admit, as in SGLang up to
+    // 0.5.21; from 0.5.22 running ignore_eos requests reserve their whole remaining output
+    // (schedule_policy.py at v0.5.22, `_get_running_request_total_token_offset`), so the same
+    // load admits only what fits and never retracts.
     let client = ClientFlags {
         request_rate: Some(100.0),
         ..random_client(64, 200, 400, 1.0)
     };
-    let sc = scenario(
-        "h100-sxm5-80gb",
-        "qwen2.5-0.5b",
-        ServerFlags {
-            max_total_tokens: Some(6000),
-            ..Default::default()
-        },
-        client,
-    );
+    let small_pool = |version: &str| {
+        scenario(
+            "h100-sxm5-80gb",
+            "qwen2.5-0.5b",
+            ServerFlags {
+                max_total_tokens: Some(6000),
+                sglang_version: Some(version.parse().unwrap()),
+                ..Default::default()
+            },
+            client.clone(),
+        )
+    };
+    let sc = small_pool("0.5.21");
     assert_eq!(sc.server.kv_pool_tokens, 6000);
     let out = run(&sc).unwrap();
     assert!(
@@ -120,6 +127,10 @@ fn small_kv_pool_forces_retraction_and_everything_finishes() {
     );
     // A retraction is a long gap on the client side.
     assert!(out.metrics.itl_ms.max > 5.0 * out.metrics.itl_ms.median);
+    let full = run(&small_pool("0.5.22")).unwrap();
+    assert_eq!(full.stats.sched.retractions, 0);
+    assert!(full.stats.sched.max_kv_used_tokens <= 6000);
+    assert_eq!(full.metrics.completed, 64);
 }
 
 #[test]

@@ -441,15 +441,15 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
     // Were accepted silently.
     let known = "known: 0.3.0, 0.4.0, 0.4.1, 0.4.3, 0.4.5, 0.4.6, 0.4.7, 0.4.8, 0.4.9, 0.4.10, \
                  0.5.0, 0.5.1, 0.5.2, 0.5.3, 0.5.4, 0.5.5, 0.5.6, 0.5.6.post2, 0.5.7, 0.5.8, 0.5.9, \
-                 0.5.10, 0.5.11, 0.5.12, 0.5.13, 0.5.13.post1, 0.5.14, 0.5.15, 0.5.15.post1";
+                 0.5.10, 0.5.11, 0.5.12, 0.5.13, 0.5.13.post1, 0.5.14, 0.5.15, 0.5.15.post1, \
+                 0.5.16, 0.5.17, 0.5.18, 0.5.19, 0.5.20, 0.5.21, 0.5.22, 0.5.23";
     fails_exactly(
         &["run", "--sglang-version", "9.9.9"],
         1,
         &format!(
             "error: --sglang-version 9.9.9: field `sglang_version`: servesim models versions \
-             0.3.0 to 0.5.15.post1 (0.5.16 makes breakable prefill CUDA graphs the CUDA default \
-             (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool \
-             sizing; later releases are not checked yet); {known}"
+             0.3.0 to 0.5.23 (the newest modelled release is 0.5.23; later releases' server \
+             defaults, scheduler and bench_serving are not checked yet); {known}"
         ),
     );
     fails_exactly(
@@ -457,7 +457,7 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
         1,
         &format!(
             "error: --bench-version 0.0.1: field `bench_version`: servesim models versions \
-             0.3.0 to 0.5.15.post1; {known}"
+             0.3.0 to 0.5.23; {known}"
         ),
     );
     fails_with(

@@ -5,7 +5,8 @@
 //! `{:<10.2f}` for floats), so short values carry trailing spaces ("inf       "). Which lines
 //! appear, and two label spellings, changed over time; [`LAYOUT`] is the single table of that,
 //! checked line by line against the `bench_serving.py` shipped in every SGLang wheel on PyPI
-//! from 0.3.0 to 0.5.15.post1 (`sglang/benchmark/serving.py` from 0.5.15; boundaries are the first release, post-releases included, that
+//! from 0.3.0 to 0.5.23 (`sglang/benchmark/serving.py` from 0.5.15; 0.5.16–0.5.23 print 0.5.15's block,
+//! 0.5.23's goodput lines only with `--goodput`; boundaries are the first release, post-releases included, that
 //! prints the change).
 //!
 //! "Accept length:" (0.4.3.post3+) is printed right after "Concurrency:" when the server

@@ -59,6 +59,11 @@ pub const GRAPH_CONFIG_FROM: Version = Version::new(0, 5, 14);
 /// DP attention's padding.
 pub const PD_ROLE_RESERVE_FROM: Version = Version::new(0, 5, 15);
 
+/// First release giving 20–35 GiB GPUs (RTX 5090, A10, L4 class) chunk 4096 and decode graphs
+/// up to 48 (TP < 4) or 160 requests, not 2048 and 24 / 80 (arg_groups/memory_hook.py at
+/// v0.5.20, `handle_gpu_memory_settings`).
+pub const SMALL_GPU_TIER_FROM: Version = Version::new(0, 5, 20);
+
 /// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
 /// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
 /// also where the EAGLE draft reserve grows to 4 GB and the decode capture list always ends
@@ -172,6 +177,8 @@ fn tier_053(i: &DefaultsInput) -> (u64, u64) {
         (2048, 8)
     } else if npu_tiers && g < 32.0 * GIB_MIB {
         (32768, if small_tp { 16 } else { 64 })
+    } else if g < 35.0 * GIB_MIB && i.version >= SMALL_GPU_TIER_FROM {
+        (4096, if small_tp { 48 } else { 160 })
     } else if g < 35.0 * GIB_MIB {
         let bs = if !small_tp {
             80

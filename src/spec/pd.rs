@@ -208,9 +208,10 @@ impl PdConfig {
                 format!("must be between 1 and {MAX_REPLICAS}, got {n}"),
             )),
         };
-        // SGLang `_handle_disaggregation`: prefill runs without CUDA graphs, decode without
-        // the radix cache; neither side has piecewise CUDA graphs (0.5.10+
-        // `_handle_piecewise_cuda_graph`: off with `disaggregation_mode`).
+        // SGLang `_handle_disaggregation`: prefill runs without decode CUDA graphs, decode
+        // without the radix cache and prefill graphs; the prefill server's prefill graphs
+        // follow the version (`spec::graph_defaults::prefill_graph`: piecewise off with PD,
+        // 0.5.16+ breakable on), so only the user's flags turn them off there.
         let prefill_flags = ServerFlags {
             tp: pd.prefill_tp.or(base.tp),
             chunked_prefill_size: pd
@@ -220,7 +221,8 @@ impl PdConfig {
             dp: pd.prefill_dp.or(base.dp),
             enable_dp_attention: pd.prefill_enable_dp_attention || base.enable_dp_attention,
             disable_cuda_graph: true,
-            disable_piecewise_cuda_graph: true,
+            disable_piecewise_cuda_graph: base.disable_piecewise_cuda_graph
+                || base.disable_cuda_graph,
             ..base.clone()
         };
         let decode_flags = ServerFlags {

@@ -3,6 +3,7 @@
 //! exactly as SGLang derives them (reference A.2, A.3).
 use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
 use super::expert_parallel::ExpertParallel;
+use super::graph_defaults;
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
@@ -44,9 +45,10 @@ pub struct ServerConfig {
     pub radix_cache: bool,
     pub mixed_chunk: bool,
     pub overlap_schedule: bool,
-    /// SGLang 0.5.10+ with its piecewise CUDA graphs on (`defaults::piecewise_cuda_graph_default`):
-    /// prefills replay captured graphs instead of launching every kernel from Python (only
-    /// the MLA eager host cost reads it, `cost::eager_host`). Always false for vLLM.
+    /// SGLang's prefill CUDA graphs replay (0.5.10–0.5.15 piecewise, 0.5.16+ breakable:
+    /// `graph_defaults::prefill_graph`): prefills replay captured graphs instead of launching
+    /// every kernel from Python (only the MLA eager host cost reads it, `cost::eager_host`).
+    /// Always false for vLLM.
     #[serde(skip)]
     pub piecewise_prefill: bool,
     /// Captured decode batch sizes, ascending; empty when CUDA graphs are disabled.
@@ -269,19 +271,25 @@ impl ServerConfig {
             Some(c) => Some(c as u64),
             None => Some(defaults::chunked_prefill_size(&dinp)),
         };
-        let cg_default = defaults::cuda_graph_max_bs(&dinp);
+        let cg_default = graph_defaults::capped_decode_max_bs(
+            version,
+            defaults::cuda_graph_max_bs(&dinp),
+            flags.max_running_requests,
+        );
         let cg_max_bs =
             positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default);
-        let piecewise_prefill = defaults::piecewise_cuda_graph_default(
+        let prefill_graph = graph_defaults::prefill_graph(&graph_defaults::PrefillGraphInput {
             version,
-            hw.arch,
-            &model.architecture,
+            arch: hw.arch,
+            model_arch: &model.architecture,
+            is_mla: model.mla.is_some(),
             dp_attention,
-            spec.is_some(),
-            // 0.5.14+: `--disable-cuda-graph` disables both graph phases.
-            flags.disable_piecewise_cuda_graph
-                || (flags.disable_cuda_graph && version >= GRAPH_CONFIG_FROM),
-        );
+            speculative: spec.is_some(),
+            pd_role,
+            disabled_by_flag: graph_defaults::disabled_by_flags(flags, version, pd_role),
+            attention_backend: &attention_backend,
+        });
+        let piecewise_prefill = prefill_graph.cost_layer_replay();
         let mem_fraction_static = match flags.mem_fraction_static {
             Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
                 return Err(Error::invalid(
@@ -296,7 +304,7 @@ impl ServerConfig {
                 chunked_prefill_size.unwrap_or(max_prefill_tokens),
                 cg_max_bs.unwrap_or(0),
                 defaults::piecewise_reserve_mib(
-                    piecewise_prefill,
+                    prefill_graph.reserve,
                     model.mla.is_some(),
                     chunked_prefill_size,
                     flags.max_total_tokens,

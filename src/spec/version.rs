@@ -30,11 +30,11 @@ impl Version {
             stage: 2 + post,
         }
     }
-    /// The default SGLang version everywhere. Server defaults and bench_serving rules were
-    /// checked release by release up to the last of [`Version::KNOWN`] (PyPI packages of
-    /// 0.5.8 … 0.5.15.post1; see `spec::defaults` and README "SGLang versions after 0.5.8");
-    /// the default stays at 0.5.13.post1 (see README for why).
-    pub const NEWEST: Version = Version::post(0, 5, 13, 1);
+    /// The default SGLang version everywhere: the newest release on PyPI, 0.5.23. Server
+    /// defaults and bench_serving rules were checked release by release up to the last of
+    /// [`Version::KNOWN`] (PyPI packages of 0.5.8 … 0.5.23; see `spec::defaults`,
+    /// `spec::graph_defaults`, `spec::version_rules` and README "SGLang versions after 0.5.8").
+    pub const NEWEST: Version = Version::new(0, 5, 23);
     /// Versions servesim knows, oldest first (shown in errors and `--help`).
     pub const KNOWN: &'static [&'static str] = &[
         "0.3.0",
@@ -66,14 +66,21 @@ impl Version {
         "0.5.14",
         "0.5.15",
         "0.5.15.post1",
+        "0.5.16",
+        "0.5.17",
+        "0.5.18",
+        "0.5.19",
+        "0.5.20",
+        "0.5.21",
+        "0.5.22",
+        "0.5.23",
     ];
 }
 
-/// Why SGLang releases after the newest of [`Version::KNOWN`] are refused (read from the PyPI
-/// packages of 0.5.16 … 0.5.23, not modelled yet).
-const NEWER_NOT_MODELLED: &str = "0.5.16 makes breakable prefill CUDA graphs the CUDA default \
-     (on for PD prefill servers, off for MLA and DP attention) and moves the KV pool sizing; \
-     later releases are not checked yet";
+/// Why SGLang releases after the newest of [`Version::KNOWN`] are refused: nobody has read
+/// their server defaults, scheduler and bench_serving yet.
+const NEWER_NOT_MODELLED: &str =
+    "later releases' server defaults, scheduler and bench_serving are not checked yet";
 
 impl Version {
     /// `self` if servesim models it: between the oldest and the newest of [`Version::KNOWN`]
@@ -88,7 +95,7 @@ impl Version {
             return Ok(self);
         }
         let why = if self > newest {
-            format!(" ({NEWER_NOT_MODELLED})")
+            format!(" (the newest modelled release is {newest}; {NEWER_NOT_MODELLED})")
         } else {
             String::new()
         };
@@ -183,7 +190,7 @@ mod tests {
                 && "0.4.10".parse::<Version>().unwrap() > "0.4.9".parse().unwrap()
         );
         assert_eq!(b.to_string(), "0.5.6.post2");
-        assert_eq!(Version::NEWEST.to_string(), "0.5.13.post1");
+        assert_eq!(Version::NEWEST.to_string(), "0.5.23");
         assert!("0.5".parse::<Version>().is_ok());
         assert!("x.5".parse::<Version>().is_err());
         assert!("0.5.6.rc".parse::<Version>().is_err());
@@ -195,21 +202,32 @@ mod tests {
                 .unwrap()
                 .check_known("--sglang-version")
         };
-        // Released after 0.5.8 and checked: accepted, as are post-releases in between.
-        for s in ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.13.post1", "0.5.14"] {
+        // Released after 0.5.8 and checked (every PyPI release up to 0.5.23): accepted, as
+        // are post-releases in between.
+        for s in [
+            "0.5.9",
+            "0.5.10.post1",
+            "0.5.13.post1",
+            "0.5.15.post1",
+            "0.5.16",
+            "0.5.19",
+            "0.5.22",
+            "0.5.23",
+        ] {
             assert!(ok(s).is_ok(), "{s}");
         }
         assert_eq!(
             Version::KNOWN.last().unwrap().parse::<Version>().unwrap(),
-            Version::post(0, 5, 15, 1)
+            Version::new(0, 5, 23)
         );
-        // The default stays the last release whose every changed rule is modelled.
+        // The default is a release whose every changed rule is modelled.
         assert!(Version::KNOWN.contains(&Version::NEWEST.to_string().as_str()));
-        // 0.5.16 (released, not modelled: breakable prefill graphs by default) is refused
-        // with the range in the message.
-        let e = ok("0.5.16").unwrap_err().to_string();
+        // 0.5.24 (not read) is refused, naming the range and the newest modelled release.
+        let e = ok("0.5.24").unwrap_err().to_string();
         assert!(
-            e.contains("--sglang-version 0.5.16") && e.contains("0.3.0 to 0.5.15.post1"),
+            e.contains("--sglang-version 0.5.24")
+                && e.contains("0.3.0 to 0.5.23")
+                && e.contains("newest modelled release is 0.5.23"),
             "{e}"
         );
     }

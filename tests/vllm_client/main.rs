@@ -465,7 +465,10 @@ fn normalised_arrivals_reach_the_event_loop() {
 
 #[test]
 fn vllm_client_golden_report() {
+    // The golden's SGLang server is 0.5.13.post1 (the default when it was recorded).
     let (code, out, err) = common::servesim(&common::small_h100_run_args(&[
+        "--sglang-version",
+        "0.5.13.post1",
         "--client",
         "vllm",
         "--bench-version",

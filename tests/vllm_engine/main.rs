@@ -419,6 +419,8 @@ fn the_kernel_backend_prices_a_vllm_server_with_vllms_kernels() {
             ServerFlags {
                 engine: Some(engine.into()),
                 cost_model: Some("kernels".into()),
+                // The SGLang table named below is the one nearest 0.5.13.post1.
+                sglang_version: (engine == "sglang").then(|| "0.5.13.post1".parse().unwrap()),
                 ..Default::default()
             },
             client(8, 100, 10),

@@ -155,6 +155,35 @@ mod tests {
         assert!((s.new_token_ratio - expect).abs() < 1e-12);
     }
 
+    /// Overlap scheduler: a request that finishes in a decode step still rides the next one
+    /// up to 0.5.21; from 0.5.22 the scheduler leaves out requests whose in-flight result
+    /// finishes them by length (scheduler.py at v0.5.22, `_reqs_finishing_inflight`).
+    #[test]
+    fn finished_request_rides_the_next_decode_only_before_0_5_22() {
+        let next_decode_reqs = |version: &str| {
+            let flags = ServerFlags {
+                sglang_version: Some(version.parse().unwrap()),
+                ..Default::default()
+            };
+            let hw = load_hardware("h100-sxm5-80gb").unwrap();
+            let cfg =
+                ServerConfig::resolve(&flags, &hw, &load_model("qwen2.5-0.5b").unwrap()).unwrap();
+            assert!(cfg.overlap_schedule);
+            let mut s = Scheduler::new(&cfg, None);
+            for (i, max_new) in [2, 10].into_iter().enumerate() {
+                let id = s.add_request(10, max_new);
+                s.reqs[id].phase = Phase::Running;
+                s.running.join(id, 11, 1, 10, max_new, i as u64);
+                s.allocate(11);
+            }
+            let b = s.try_decode().unwrap();
+            assert_eq!(s.complete(&b).finished.len(), 1);
+            s.try_decode().unwrap().shape.decode_reqs
+        };
+        assert_eq!(next_decode_reqs("0.5.21"), 2);
+        assert_eq!(next_decode_reqs("0.5.22"), 1);
+    }
+
     #[test]
     fn old_rule_retracts_until_twenty_steps_fit() {
         let mut s = crowded("0.5.1");

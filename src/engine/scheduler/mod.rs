@@ -15,6 +15,7 @@ use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Running};
 use crate::cost::BatchShape;
 use crate::spec::server::{SchedulePolicy, ServerConfig};
+use crate::spec::version_rules;
 use config::SchedulerConfig;
 use std::collections::VecDeque;
 
@@ -103,8 +104,9 @@ pub struct Scheduler {
     join_seq: u64,
     /// PD prefill server: KV of finished prompts still being transferred (`prebuilt.rs`).
     pd_held_tokens: u64,
-    /// Requests that finished in the last decode step and, with the overlap scheduler, still
-    /// occupy a slot of the next decode step: (count, Σ context).
+    /// Requests that finished in the last decode step and, with the overlap scheduler before
+    /// 0.5.22 (`spec::version_rules`), still occupy a slot of the next decode step:
+    /// (count, Σ context).
     ghosts: (u64, u64),
     window: Option<u64>,
     /// Shared-prefix group and prefix length of the requests in the server that have one.
@@ -438,7 +440,11 @@ impl Scheduler {
             if !res.finished.is_empty() {
                 self.batch_is_full = false;
             }
-            self.ghosts = if self.cfg.overlap_schedule {
+            let ride = version_rules::finished_rides_next_decode(
+                self.cfg.version,
+                self.cfg.overlap_schedule,
+            );
+            self.ghosts = if ride {
                 (res.finished.len() as u64, ghost_ctx)
             } else {
                 (0, 0)

@@ -6,6 +6,7 @@ use super::{Batch, PrefillItem, Scheduler};
 use crate::cost::BatchShape;
 use crate::engine::request::Phase;
 use crate::spec::server::SchedulePolicy;
+use crate::spec::version_rules;
 
 impl Scheduler {
     pub(super) fn try_prefill(&mut self) -> Option<Batch> {
@@ -33,7 +34,7 @@ impl Scheduler {
             self.cfg.page_size,
             self.kv_free(),
             self.running.reserved_new_tokens(),
-            self.new_token_ratio,
+            version_rules::running_reserve_ratio(self.cfg.version, self.new_token_ratio),
             self.cfg.max_prefill_tokens,
             self.cfg.chunked_prefill_size,
             mixed,
