@@ -1,0 +1,206 @@
+//! Decode-step bounds and repricings of the measured-kernel backend: decode GEMMs never beat
+//! streaming the weights from HBM, A100 TP8's decode all-reduce is the custom all-reduce table's
+//! graph lane, MoE rows repriced to independent tokens' distinct experts, and the
+//! `kernels_overheads:` block read by the kernel backend only.
+use super::*;
+
+/// GEMM time of one explained step, ns.
+fn gemm_ns(cost: &dyn StepCost, s: &BatchShape) -> f64 {
+    cost.explain(s)
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "gemm")
+        .unwrap()
+        .time_ns
+}
+
+#[test]
+fn decode_gemms_never_beat_streaming_the_weights_from_hbm() {
+    // Physics bound on every bundled GPU with kernel tables: a decode step (m ≤ 64 rows) reads
+    // every linear layer's weights once, so its GEMM time is at least the weight bytes of one
+    // rank over the datasheet HBM bandwidth. Bytes by hand from the model card, dense bf16 GQA
+    // models only: per layer q, k, v, o = h·(nh + 2·nkv)·d + nh·d·h and gate, up, down =
+    // 3·h·i, split over tp, × 2 bytes. Llama-3.1-70B at TP8: 106.95 M params a layer,
+    // 17.11 GB a step, 8.39 ms at A100's 2.039 TB/s (the tables price 13.0–14.4 ms: 58–65%).
+    let mut checked = 0;
+    for hw in servesim::spec::bundled::hardware_names() {
+        let h = load_hardware(hw).unwrap();
+        if h.kernel_tables.is_none() {
+            continue;
+        }
+        for model in model_names() {
+            let m = load_model(model).unwrap();
+            if m.moe.is_some()
+                || m.mla.is_some()
+                || m.weights != servesim::spec::model::WeightFormat::Bf16
+            {
+                continue;
+            }
+            for tp in [1, 2, 8] {
+                let Some((k, _, server)) = deployment(hw, model, tp) else {
+                    continue;
+                };
+                let (hd, d, i) = (
+                    m.hidden_size as f64,
+                    m.head_dim as f64,
+                    m.intermediate_size as f64,
+                );
+                let (nh, nkv) = (m.num_attention_heads as f64, m.num_kv_heads as f64);
+                let per_layer = hd * (nh + 2.0 * nkv) * d + nh * d * hd + 3.0 * hd * i;
+                let bytes = m.num_layers as f64 * per_layer / tp as f64 * 2.0;
+                let floor_ns = bytes / h.memory.bandwidth_bytes_per_s * 1e9;
+                for bs in [1, 16, 64] {
+                    let got = gemm_ns(k.as_ref(), &decode(&server, bs, 1000));
+                    assert!(
+                        got >= floor_ns,
+                        "{hw} {model} tp{tp} bs {bs}: GEMMs {got} ns < weights / HBM {floor_ns} ns"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 12, "{checked} cases");
+}
+
+#[test]
+fn a100_tp8_decode_all_reduce_is_the_custom_allreduce_tables_graph_lane() {
+    // Llama-3.1-70B, 8 × A100, SGLang 0.5.6 (priced from the 0.5.9 custom_allreduce table, the
+    // nearest version): two all-reduces a layer of rows × 8192 bf16 over 80 layers, read from
+    // the table's `8 graph` row at its grid points: 16 rows = 131072 elements (256 KiB, the
+    // two-stage kernel: vLLM/SGLang's one-stage limit for 8 GPUs is < 256 KiB) 18.5 µs, 8 rows
+    // = 65536 elements 11.43 µs, 1 row = 8192 elements 6.646 µs.
+    let (k, server) = at_version("a100-sxm4-80gb", "llama-3.1-70b", 8, "0.5.6");
+    for (bs, us) in [(16, 18.5), (8, 11.43), (1, 6.646)] {
+        let b = k.explain(&decode(&server, bs, 1000));
+        let ar = b
+            .items
+            .into_iter()
+            .find(|i| i.component.name() == "all-reduce")
+            .unwrap();
+        let hand_ns = 160.0 * us * 1e3;
+        assert!(
+            (ar.time_ns / hand_ns - 1.0).abs() < 1e-3,
+            "bs {bs}: {} vs hand {hand_ns}: {}",
+            ar.time_ns,
+            ar.detail
+        );
+        assert!(
+            ar.detail.contains("custom_allreduce table (graph lane)")
+                && ar.detail.contains("tables SGLang 0.5.9"),
+            "{}",
+            ar.detail
+        );
+    }
+}
+
+#[test]
+fn a_decode_moe_step_prices_independent_tokens_experts_at_the_tables_per_expert_cost() {
+    // Qwen3-235B-A22B on A100 TP 8 (94 MoE layers; one expert on a rank: 3 × 4096 × 192 bf16
+    // = 4.719 MB, 2.315 µs at the datasheet's 2.039 TB/s). Table row bf16 4096 1536 top-8
+    // E=128 moe_tp 8: 65.98 µs at 1 token, 210.2 µs at 16. One token touches its 8 experts
+    // under any routing: 94 × 65.98 µs. At 16 tokens the table's power-law routing touched 49
+    // experts where 16 independent tokens touch 128 × (1 − (15/16)^16) = 82.42, so the step
+    // pays 33.4 more experts at 1–2 × 2.315 µs each (the table's own slope, HBM-bounded).
+    let (k, _, server) = deployment("a100-sxm4-80gb", "qwen3-235b-a22b", 8).unwrap();
+    let moe = |bs: u64| {
+        k.explain(&decode(&server, bs, 1024))
+            .items
+            .into_iter()
+            .find(|i| i.component.name() == "moe")
+            .unwrap()
+    };
+    let one = moe(1);
+    assert!(
+        (one.time_ns / (94.0 * 65.98e3) - 1.0).abs() < 1e-3,
+        "{}",
+        one.time_ns
+    );
+    let sixteen = moe(16);
+    let layer_ns = sixteen.time_ns / 94.0;
+    let (lo, hi) = (210.2e3 + 33.0 * 2.315e3, 210.2e3 + 34.0 * 4.63e3);
+    assert!(
+        layer_ns > lo && layer_ns < hi,
+        "{layer_ns}: {}",
+        sixteen.detail
+    );
+    assert!(
+        sixteen.detail.contains("routed as independent tokens"),
+        "{}",
+        sixteen.detail
+    );
+    // More tokens never price the experts cheaper.
+    let mut last = 0.0;
+    for bs in [1, 2, 4, 8, 12, 16, 17, 24, 32, 48, 64, 96, 128, 160] {
+        let t = moe(bs).time_ns;
+        assert!(t >= last, "batch {bs}: {t} < {last}");
+        last = t;
+    }
+}
+
+/// `kernels_overheads:` prices the kernel backend only: with its `layer_ns` raised by Δ, a
+/// graphed decode step's GPU time under the kernels grows by exactly layers × Δ while the
+/// roofline's stays the same, and `--explain` names the block each backend read.
+#[test]
+fn the_kernels_overheads_block_prices_the_kernel_backend_only() {
+    use servesim::spec::hardware_backend::KernelsOverheads;
+    let base = load_hardware("h100-sxm5-80gb").unwrap();
+    let m = load_model("qwen3-8b").unwrap();
+    let server = ServerConfig::resolve(&ServerFlags::default(), &base, &m).unwrap();
+    let delta_ns = 7_000.0;
+    let mut raised = base.clone();
+    let mut block = base.kernels_overheads.clone().unwrap_or_default();
+    block.layer_ns = Some(base.overheads_for(true).layer_ns + delta_ns);
+    raised.kernels_overheads = Some(block);
+    // Without any block both backends read `overheads:`.
+    let mut plain = base.clone();
+    plain.kernels_overheads = None;
+    assert_eq!(plain.overheads_for(true), plain.overheads);
+    let choice = |c| CostChoice {
+        model: Some(c),
+        kernel_db: None,
+    };
+    let s = decode(&server, 16, 1024);
+    let gpu = |h, c| {
+        build(h, &m, &server, &choice(c))
+            .unwrap()
+            .step_time(&s)
+            .gpu_ns
+    };
+    let (k0, k1) = (
+        gpu(&base, CostModel::Kernels),
+        gpu(&raised, CostModel::Kernels),
+    );
+    let want = m.num_layers as f64 * delta_ns;
+    assert!(
+        ((k1 - k0) - want).abs() < 1e-6 * k1,
+        "kernels: {k0} -> {k1}, want +{want}"
+    );
+    assert_eq!(
+        gpu(&base, CostModel::Roofline),
+        gpu(&raised, CostModel::Roofline)
+    );
+    let detail = |h, c| {
+        build(h, &m, &server, &choice(c))
+            .unwrap()
+            .explain(&s)
+            .items
+            .iter()
+            .map(|i| i.detail.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        detail(&raised, CostModel::Kernels).contains("(`kernels_overheads:` over `overheads:`)")
+    );
+    assert!(detail(&plain, CostModel::Kernels).contains("profile overheads (`overheads:`)"));
+    assert!(detail(&raised, CostModel::Roofline).contains("profile overheads (`overheads:`)"));
+    // A bad value in the block is refused naming the block's field.
+    let mut bad = base.clone();
+    bad.kernels_overheads = Some(KernelsOverheads {
+        layer_ns: Some(-1.0),
+        ..KernelsOverheads::default()
+    });
+    let err = bad.validate("h100.yaml").unwrap_err().to_string();
+    assert!(err.contains("kernels_overheads.layer_ns"), "{err}");
+}
