@@ -1,0 +1,170 @@
+//! SGLang's defaults per release, read from the wheels: 0.5.9–0.5.15.post1 and 0.5.16–0.5.23.
+use super::*;
+
+#[test]
+fn sglang_versions_after_0_5_8_get_their_own_defaults() {
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    use servesim::spec::version::Version;
+    let hw = load_hardware("h100-sxm5-80gb").unwrap();
+    let model = load_model("qwen3-8b").unwrap();
+    let at = |v: &str, disable_pcg: bool| ServerFlags {
+        sglang_version: Some(v.parse().unwrap()),
+        disable_piecewise_cuda_graph: disable_pcg,
+        ..Default::default()
+    };
+    let resolve = |f: &ServerFlags| ServerConfig::resolve(f, &hw, &model).unwrap();
+    let mfs = |f: &ServerFlags| resolve(f).mem_fraction_static;
+    assert_eq!(mfs(&ServerFlags::default()), 0.830);
+    assert_eq!(Version::NEWEST.to_string(), "0.5.23");
+    assert_eq!(mfs(&at("0.5.6.post2", false)), 0.835);
+    assert_eq!(mfs(&at("0.5.9", false)), 0.835);
+    assert_eq!(mfs(&at("0.5.10", false)), 0.830);
+    assert_eq!(mfs(&at("0.5.13", true)), 0.835);
+    assert_eq!(mfs(&at("0.5.15.post1", false)), 0.830);
+    let no_graphs = |v: &str| ServerFlags {
+        disable_cuda_graph: true,
+        ..at(v, false)
+    };
+    assert_eq!(mfs(&no_graphs("0.5.13.post1")), 0.830);
+    assert_eq!(mfs(&no_graphs("0.5.14")), 0.835);
+    assert_eq!(mfs(&no_graphs("0.5.15")), 0.841);
+    let capped = |v: &str| {
+        resolve(&ServerFlags {
+            max_running_requests: Some(6000),
+            ..at(v, false)
+        })
+    };
+    let (old, new) = (capped("0.5.13.post1"), capped("0.5.14"));
+    assert_eq!(old.kv_pool_tokens, new.kv_pool_tokens);
+    assert!(new.kv_pool_tokens / 2 > 6000, "{}", new.kv_pool_tokens);
+    assert_eq!((old.req_pool_size, old.max_running_requests), (4096, 4096));
+    assert_eq!((new.req_pool_size, new.max_running_requests), (6000, 6000));
+    let e = ServerConfig::resolve(&at("0.5.24", false), &hw, &model)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("0.5.24") && e.contains("0.3.0 to 0.5.23") && e.contains("newest modelled"),
+        "{e}"
+    );
+}
+
+/// One rule per SGLang release from 0.5.16 to 0.5.23, read from the PyPI wheels (hand
+/// figures: reported MiB − reserve, rounded to 3 places as `_handle_gpu_memory_settings`
+/// does; H100 81559 MiB, H200 143771 MiB; chunk 8192 → 58 prefill token counts × 8 MiB).
+#[test]
+fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
+    use servesim::spec::defaults::{self, DefaultsInput, PdRole};
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    use servesim::spec::version::Version;
+    use servesim::spec::version_rules::running_reserve_ratio;
+    let h100 = load_hardware("h100-sxm5-80gb").unwrap();
+    let qwen = load_model("qwen3-8b").unwrap();
+    let v = |s: &str| s.parse::<Version>().unwrap();
+    let at = |s: &str| ServerFlags {
+        sglang_version: Some(v(s)),
+        ..Default::default()
+    };
+    let on =
+        |f: &ServerFlags, hw, model, role| ServerConfig::resolve_as(f, hw, model, role).unwrap();
+    // 0.5.16: breakable prefill graphs are the CUDA default and stay on for a PD prefill
+    // server (cuda_graph_config.py line 104; server_args.py line 4186 reserves
+    // `len(bs) * 8` unless `disaggregation_mode == "decode"`): 0.5.15 512 + 12288 + 128 =
+    // 12928 MiB → 0.841; 0.5.16 + 464 = 13392 → 0.836, and prefills replay the graph.
+    let prefill = |s: &str| {
+        let f = ServerFlags {
+            disable_cuda_graph: true, // what `spec::pd` gives the prefill side
+            ..at(s)
+        };
+        on(&f, &h100, &qwen, Some(PdRole::Prefill))
+    };
+    let (p15, p16) = (prefill("0.5.15.post1"), prefill("0.5.16"));
+    assert_eq!(
+        (p15.mem_fraction_static, p15.piecewise_prefill),
+        (0.841, false)
+    );
+    assert_eq!(
+        (p16.mem_fraction_static, p16.piecewise_prefill),
+        (0.836, true)
+    );
+    // 0.5.17: DP attention keeps them (server_args.py at v0.5.16 line 3799 drops the prefill
+    // graph for DP attention; gone at v0.5.17). Qwen3-30B-A3B, TP2 DP2: 512 + 12288 + 256 +
+    // 2 × 256 + 3 × 256 × 2 = 15104 MiB → 0.815; with the 464 MiB reserve 15568 → 0.809.
+    let moe = load_model("qwen3-30b-a3b").unwrap();
+    let dp = |s: &str| {
+        let f = ServerFlags {
+            tp: Some(2),
+            dp: Some(2),
+            enable_dp_attention: true,
+            ..at(s)
+        };
+        let c = on(&f, &h100, &moe, None);
+        (c.mem_fraction_static, c.piecewise_prefill)
+    };
+    assert_eq!(
+        (dp("0.5.16"), dp("0.5.17")),
+        ((0.815, false), (0.809, true))
+    );
+    // 0.5.18: MLA models keep them (server_args.py at v0.5.17 line 4469 "MLA attention
+    // (non-DSA)"; gone at v0.5.18). DeepSeek-V3 on H200 TP8: 512 + 12288 + 1024 + 2 × 512 =
+    // 14848 MiB → 0.897; + 1.5 GiB (MLA) → 16384 → 0.886.
+    let h200 = load_hardware("h200-sxm-141gb").unwrap();
+    let ds = load_model("deepseek-v3").unwrap();
+    let mla = |s: &str| {
+        let f = ServerFlags {
+            tp: Some(8),
+            ..at(s)
+        };
+        let c = on(&f, &h200, &ds, None);
+        (c.mem_fraction_static, c.piecewise_prefill)
+    };
+    assert_eq!(
+        (mla("0.5.17"), mla("0.5.18")),
+        ((0.897, false), (0.886, true))
+    );
+    // 0.5.19 splits server_args.py; the reserve is unchanged (arg_groups/memory_hook.py at
+    // v0.5.19 lines 250-256 and 321): 512 + 12288 + 128 + 512 + 464 = 13904 MiB → 0.830.
+    let mfs = |f: &ServerFlags| on(f, &h100, &qwen, None).mem_fraction_static;
+    assert_eq!(mfs(&at("0.5.19")), 0.830);
+    // 0.5.20: 20–35 GiB GPUs get chunk 4096 and decode graphs to 48 / 160 (memory_hook.py at
+    // v0.5.20 lines 110-116), not 2048 and 24 / 80. An RTX 5090 reports 32607 MiB.
+    let small = |s: &str, tp: u64| {
+        let i = DefaultsInput {
+            gpu_mem_mib: 32607.0,
+            tp,
+            is_npu: false,
+            version: v(s),
+            dp_attention: 0,
+            spec_reserve_mib: 0.0,
+            pd_role: None,
+            decode_graphs: true,
+            max_running_requests: None,
+            num_draft_tokens: None,
+        };
+        (
+            defaults::chunked_prefill_size(&i),
+            defaults::cuda_graph_max_bs(&i),
+        )
+    };
+    assert_eq!(small("0.5.19", 1), (2048, Some(24)));
+    assert_eq!(small("0.5.20", 1), (4096, Some(48)));
+    assert_eq!(small("0.5.20", 4), (4096, Some(160)));
+    // 0.5.21 moves the PrefillAdder's memory budget into mem_cache/prefill_budget.py; running
+    // requests still reserve remaining × new_token_ratio (schedule_policy.py at v0.5.21 line
+    // 794).
+    assert_eq!(running_reserve_ratio(v("0.5.21"), 0.7), 0.7);
+    // 0.5.22: ignore_eos requests reserve their whole remaining output (schedule_policy.py at
+    // v0.5.22 line 756), and a given --max-running-requests caps the default decode graph
+    // max_bs (memory_hook.py at v0.5.22 line 188): at 64, the reserve's 2 × 256 MiB becomes
+    // 2 × 64, 13904 − 384 = 13520 MiB → 0.834.
+    assert_eq!(running_reserve_ratio(v("0.5.22"), 0.7), 1.0);
+    let capped = |s: &str| ServerFlags {
+        max_running_requests: Some(64),
+        ..at(s)
+    };
+    assert_eq!(
+        (mfs(&capped("0.5.21")), mfs(&capped("0.5.22"))),
+        (0.830, 0.834)
+    );
+    // 0.5.23: the default reserve is the same (memory_hook.py at v0.5.23 lines 309-315, 386).
+    assert_eq!(mfs(&at("0.5.23")), 0.830);
+}
