@@ -10,6 +10,7 @@ pub mod hardware;
 pub mod hardware_backend;
 pub mod hf_config;
 pub mod load;
+pub mod load_balance;
 pub mod model;
 pub mod pd;
 pub mod prior_runs;

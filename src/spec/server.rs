@@ -5,6 +5,7 @@ use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
 use super::expert_parallel::ExpertParallel;
 use super::graph_defaults;
 use super::hardware::{Arch, HardwareProfile};
+pub use super::load_balance::LoadBalanceMethod;
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
 use super::speculative::SpeculativeConfig;
@@ -100,26 +101,6 @@ pub struct ServerConfig {
     /// `None` by the release's shipped config files (`cost::moe_config`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fused_moe_tuned: Option<bool>,
-}
-
-/// `--load-balance-method`: how requests are spread over data-parallel replicas (the
-/// router that applies it is `engine::router`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadBalanceMethod {
-    RoundRobin,
-    /// Fewest waiting + running requests; ties to the lowest replica index.
-    ShortestQueue,
-}
-
-impl LoadBalanceMethod {
-    pub fn parse(s: &str) -> Option<LoadBalanceMethod> {
-        match s.replace('-', "_").as_str() {
-            "round_robin" => Some(LoadBalanceMethod::RoundRobin),
-            "shortest_queue" => Some(LoadBalanceMethod::ShortestQueue),
-            _ => None,
-        }
-    }
 }
 
 /// `--mem-fraction-static` servesim uses on Ascend when SGLang's default leaves no room for a
