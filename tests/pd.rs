@@ -27,26 +27,32 @@ const LLAMA: &str = "--hardware h100-sxm5-80gb --model llama-3.1-8b --warmup-req
 #[test]
 fn instant_transfer_ttft_is_the_prefill_servers_own_plus_one_prebuilt_iteration() {
     // One request at a time: the unified server's TTFT is its prefill step; PD adds the
-    // decode server's PREBUILT iteration (CPU: step + one request), nothing for the transfer,
-    // and its prefill server runs the extend eagerly: SGLang 0.5.10+ turns piecewise prefill
-    // graphs off with disaggregation, so 32 dense layers pay the eager extend's host time
-    // (303.6 µs, src/cost/eager_host.rs) where the unified server replays graphs (0.3 × the
-    // profile's `eager_layer_ns` per layer for the attention ops).
+    // decode server's PREBUILT iteration (CPU: step + one request), nothing for the transfer.
+    // SGLang 0.5.10–0.5.15 turn piecewise prefill graphs off with disaggregation, so there the
+    // prefill server's 32 dense layers also pay the eager extend's host time (303.6 µs,
+    // src/cost/eager_host.rs) where the unified server replays graphs (0.3 × the profile's
+    // `eager_layer_ns` per layer for the attention ops); from 0.5.16 (the default 0.5.23) a PD
+    // prefill server replays breakable prefill graphs like the unified one.
     let load = "--num-prompts 6 --random-input-len 1500 --random-output-len 8 --random-range-ratio 1 --max-concurrency 1";
-    let unified = sim(&format!("{LLAMA} {load}"));
-    let pd = sim(&format!(
-        "{LLAMA} {load} --disaggregation --transfer-bandwidth 1e6 --transfer-latency-us 0"
-    ));
     let o = load_hardware("h100-sxm5-80gb").unwrap().overheads;
     let prebuilt_ms = (o.step_cpu_ns + o.per_request_cpu_ns) / 1e6;
     let eager_extend_ms = 32.0 * (303.6e3 - 0.3 * o.eager_layer_ns) / 1e6;
-    let gap = pd.metrics.ttft_ms.mean - unified.metrics.ttft_ms.mean;
-    assert!(
-        (gap - prebuilt_ms - eager_extend_ms).abs() < 0.01,
-        "PD TTFT {} vs unified {}: gap {gap} ms, expected one PREBUILT iteration {prebuilt_ms} ms + eager extend {eager_extend_ms} ms",
-        pd.metrics.ttft_ms.mean,
-        unified.metrics.ttft_ms.mean
-    );
+    let mut pd = None;
+    for (version, extra_ms) in [("0.5.15.post1", eager_extend_ms), ("0.5.23", 0.0)] {
+        let unified = sim(&format!("{LLAMA} {load} --sglang-version {version}"));
+        let run = sim(&format!(
+            "{LLAMA} {load} --sglang-version {version} --disaggregation --transfer-bandwidth 1e6 --transfer-latency-us 0"
+        ));
+        let gap = run.metrics.ttft_ms.mean - unified.metrics.ttft_ms.mean;
+        assert!(
+            (gap - prebuilt_ms - extra_ms).abs() < 0.01,
+            "{version}: PD TTFT {} vs unified {}: gap {gap} ms, expected one PREBUILT iteration {prebuilt_ms} ms + eager extend {extra_ms} ms",
+            run.metrics.ttft_ms.mean,
+            unified.metrics.ttft_ms.mean
+        );
+        pd = Some(run);
+    }
+    let pd = pd.unwrap();
     let st = pd.pd.expect("PD stats");
     assert_eq!(
         st.prealloc_wait.max_ms, 0.0,

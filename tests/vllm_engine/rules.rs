@@ -52,10 +52,15 @@ fn graph_rules_by_version_pure_decode_full_mixed_piecewise_v0_eager() {
 #[test]
 fn piecewise_graphs_keep_three_tenths_of_the_eager_launch_cost_by_hand() {
     use servesim::cost::BatchShape;
-    // qwen2.5-0.5b (24 layers, tp 1: no all-reduce) on an H100, whose profile's eager launch
-    // cost is 43,300 ns per layer. The same 8-request decode step, padded to the graph of 8:
-    // a full graph pays no per-layer launch, piecewise graphs 0.3 × 43,300 per layer (three
-    // launches of about ten), eager all of it. Every other term is the same: both backends.
+    // qwen2.5-0.5b (24 layers, tp 1: no all-reduce) on an H100, at its profile's eager launch
+    // cost per layer (`overheads.eager_layer_ns`). The same 8-request decode step, padded to
+    // the graph of 8: a full graph pays no per-layer launch, piecewise graphs 0.3 × that per
+    // layer (three launches of about ten), eager all of it. Every other term is the same: both
+    // backends.
+    let eager_layer_ns = load_hardware("h100-sxm5-80gb")
+        .unwrap()
+        .overheads
+        .eager_layer_ns;
     for backend in ["roofline", "kernels"] {
         let sc = scenario(
             ServerFlags {
@@ -84,8 +89,12 @@ fn piecewise_graphs_keep_three_tenths_of_the_eager_launch_cost_by_hand() {
         let gpu = |s: &BatchShape| cost.step_time(s).gpu_ns;
         let (f, p, e) = (gpu(&full), gpu(&piecewise), gpu(&eager));
         let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
-        assert!(close(p - f, 24.0 * 0.3 * 43_300.0), "{backend}: {}", p - f);
-        assert!(close(e - f, 24.0 * 43_300.0), "{backend}: {}", e - f);
+        assert!(
+            close(p - f, 24.0 * 0.3 * eager_layer_ns),
+            "{backend}: {}",
+            p - f
+        );
+        assert!(close(e - f, 24.0 * eager_layer_ns), "{backend}: {}", e - f);
     }
 }
 
@@ -176,7 +185,11 @@ fn async_scheduling_before_0_12_wastes_a_decode_slot_on_a_finished_request() {
 fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
     use servesim::cost::BatchShape;
     // spec::vllm::overheads: V1 1.0 ms + 8 µs per request, V0 2.0 ms + 12 µs; SGLang keeps
-    // the H100 profile's 2.296 ms + 5 µs. A 10-request decode step, by hand.
+    // the H100 profile's `step_cpu_ns` + 5 µs. A 10-request decode step, by hand.
+    let sglang_step_cpu_ns = load_hardware("h100-sxm5-80gb")
+        .unwrap()
+        .overheads
+        .step_cpu_ns;
     let shape = BatchShape {
         decode_reqs: 10,
         decode_ctx_sum: 10 * 512,
@@ -186,7 +199,7 @@ fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
     for (engine, version, want_ns) in [
         ("vllm", Some("0.11.0"), 1.0e6 + 10.0 * 8e3),
         ("vllm", Some("0.6.3"), 2.0e6 + 10.0 * 12e3),
-        ("sglang", None, 2.296e6 + 10.0 * 5e3),
+        ("sglang", None, sglang_step_cpu_ns + 10.0 * 5e3),
     ] {
         let sc = scenario(
             ServerFlags {
