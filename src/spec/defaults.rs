@@ -390,10 +390,10 @@ pub fn attention_backend(
         {
             "fa3"
         }
-        // sm100 (documented for 0.5.6, reference A.6; earlier versions fall through to the
-        // generic rule below): TensorRT-LLM kernels for gpt-oss and DeepSeek-V3, flashinfer for
-        // other MLA models.
+        // sm100 (0.5.6, reference A.6): TensorRT-LLM kernels for gpt-oss and DeepSeek-V3; from
+        // 0.5.6.post1 trtllm_mha for every MHA model (server_args.py `is_blackwell()` branch).
         Arch::Blackwell if version >= v(0, 5, 6) && gpt_oss => "trtllm_mha",
+        Arch::Blackwell if version >= Version::post(0, 5, 6, 1) && !is_mla => "trtllm_mha",
         Arch::Blackwell
             if version >= v(0, 5, 6) && is_mla && model_arch == "DeepseekV3ForCausalLM" =>
         {
@@ -584,7 +584,7 @@ mod tests {
         );
         assert_eq!(
             attention_backend(Arch::Blackwell, "Qwen3ForCausalLM", false, v),
-            "flashinfer"
+            "trtllm_mha"
         );
         assert_eq!(
             attention_backend(

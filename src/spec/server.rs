@@ -217,12 +217,16 @@ impl ServerConfig {
         };
         let attention_backend = match &flags.attention_backend {
             Some(b) => b.clone(),
-            None => defaults::attention_backend(
+            // `is_no_spec_infer_or_topk_one`: a tree draft (top-k > 1) keeps flashinfer.
+            None => match defaults::attention_backend(
                 hw.arch,
                 &model.architecture,
                 model.mla.is_some(),
                 version,
-            )
+            ) {
+                "trtllm_mha" if spec.as_ref().is_some_and(|s| s.topk > 1) => "flashinfer",
+                b => b,
+            }
             .to_string(),
         };
         hw.attention(&attention_backend)?;

@@ -168,3 +168,40 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
     // 0.5.23: the default reserve is the same (memory_hook.py at v0.5.23 lines 309-315, 386).
     assert_eq!(mfs(&at("0.5.23")), 0.830);
 }
+
+#[test]
+fn blackwell_mha_models_default_to_trtllm_mha_from_0_5_6_post1() {
+    // server_args.py, "MHA architecture" branch of the default attention backend: 0.5.6 sends
+    // non-gpt-oss MHA models on sm100 to flashinfer; 0.5.6.post1 adds `elif is_blackwell() and
+    // is_no_spec_infer_or_topk_one(self): "trtllm_mha"` (still there in 0.5.23's
+    // arg_groups/model_override_base.py: "Use trtllm_mha for SM100/SM103"). A tree draft
+    // (top-k > 1) keeps flashinfer; MLA models keep their own rule.
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    use servesim::spec::speculative::SpeculativeFlags;
+    let hw = load_hardware("b200-sxm-180gb").unwrap();
+    let backend = |model: &str, v: &str, topk: Option<u64>| {
+        let flags = ServerFlags {
+            sglang_version: Some(v.parse().unwrap()),
+            tp: Some(if model == "deepseek-v3" { 8 } else { 1 }),
+            speculative: SpeculativeFlags {
+                speculative_algorithm: topk.map(|_| "EAGLE3".into()),
+                speculative_draft_model_path: topk.map(|_| "qwen3-8b-eagle3".into()),
+                speculative_num_steps: topk.map(|_| 3),
+                speculative_eagle_topk: topk,
+                speculative_num_draft_tokens: topk.map(|k| if k > 1 { 8 } else { 4 }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let m = load_model(model).unwrap();
+        ServerConfig::resolve(&flags, &hw, &m)
+            .unwrap()
+            .attention_backend
+    };
+    assert_eq!(backend("qwen3-8b", "0.5.6", None), "flashinfer");
+    assert_eq!(backend("qwen3-8b", "0.5.6.post1", None), "trtllm_mha");
+    assert_eq!(backend("qwen3-8b", "0.5.23", None), "trtllm_mha");
+    assert_eq!(backend("qwen3-8b", "0.5.23", Some(1)), "trtllm_mha");
+    assert_eq!(backend("qwen3-8b", "0.5.23", Some(4)), "flashinfer");
+    assert_eq!(backend("deepseek-v3", "0.5.23", None), "trtllm_mla");
+}
