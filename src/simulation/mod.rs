@@ -149,6 +149,13 @@ impl Scenario {
         )
     }
 
+    /// The profile's overheads for the backend pricing this scenario's steps
+    /// (`kernels_overheads:` over `overheads:` for the measured kernels).
+    pub fn overheads(&self) -> crate::spec::hardware::Overheads {
+        self.hardware
+            .overheads_for(self.cost.resolve(&self.hardware) == crate::cost::CostModel::Kernels)
+    }
+
     /// The client's CPU time per request send, ns (0 for an ideal client).
     pub fn client_send_ns(&self) -> f64 {
         crate::client::send::send_ns(
@@ -242,9 +249,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         max_concurrency: c.max_concurrency,
         server_info_at_end: plan.server_info_at_end,
         // The overheads of the backend pricing the steps (`kernels_overheads:` for the kernels).
-        overheads: sc
-            .hardware
-            .overheads_for(sc.cost.resolve(&sc.hardware) == crate::cost::CostModel::Kernels),
+        overheads: sc.overheads(),
         client_send_ns: sc.client_send_ns(),
         frontend: sc
             .server

@@ -122,9 +122,7 @@ pub fn check(sc: &Scenario, rows: &[DatasetRow]) -> Result<Vec<String>> {
         }
     }
     // Server-side tokenization and client-side sends are serial: their sums bound the clock.
-    let o = sc
-        .hardware
-        .overheads_for(sc.cost.resolve(&sc.hardware) == crate::cost::CostModel::Kernels);
+    let o = sc.overheads();
     let tokenize_ns: f64 =
         rows.iter().map(|r| r.prompt_len as f64).sum::<f64>() * o.tokenize_per_token_ns;
     let send_ns = rows.len() as f64 * sc.client_send_ns();
