@@ -342,30 +342,29 @@ fn h100_with(from: &str, to: &str) -> String {
     text.replacen(from, to, 1)
 }
 
+/// The error of loading `text` as a hardware profile written to a temp file `name`.
+fn load_error(name: &str, text: &str) -> String {
+    let path = temp_file(name, text);
+    load_hardware(path.to_str().unwrap())
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn bad_profiles_name_the_line_or_field() {
     let bad_indent = "name: x\ndescription: y\n  arch: hopper\npeaks: {}\n";
-    let path = temp_file("bad-indent.yaml", bad_indent);
-    let e = load_hardware(path.to_str().unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = load_error("bad-indent.yaml", bad_indent);
     assert!(e.contains("bad-indent.yaml") && e.contains(":3"), "{e}");
 
     let tab = "name: x\ndescription: y\n\tarch: hopper\n";
-    let path = temp_file("tab.yaml", tab);
-    let e = load_hardware(path.to_str().unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = load_error("tab.yaml", tab);
     assert!(e.contains("tab.yaml") && e.contains(":3"), "{e}");
 
     let negative = h100_with(
         "bandwidth_bytes_per_s: 3.35e12",
         "bandwidth_bytes_per_s: -3.35e12",
     );
-    let path = temp_file("negative.yaml", &negative);
-    let e = load_hardware(path.to_str().unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = load_error("negative.yaml", &negative);
     assert!(
         e.contains("negative.yaml") && e.contains("memory.bandwidth_bytes_per_s"),
         "{e}"
@@ -375,10 +374,7 @@ fn bad_profiles_name_the_line_or_field() {
         "  runtime_reserved_gib:",
         "  bogus_field: 1\n  runtime_reserved_gib:",
     );
-    let path = temp_file("unknown.yaml", &unknown);
-    let e = load_hardware(path.to_str().unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = load_error("unknown.yaml", &unknown);
     assert!(
         e.contains("unknown.yaml") && e.contains("bogus_field"),
         "{e}"
