@@ -104,6 +104,69 @@ fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
     );
 }
 
+/// Qwen3-32B (BF16, 40,960 context) on one 80 GB GPU under `vllm serve` 0.11.0 defaults.
+fn qwen3_32b_alone(hw: &str, max_model_len: Option<u64>) -> servesim::error::Result<ServerConfig> {
+    let flags = ServerFlags {
+        vllm_version: Some("0.11.0".parse().unwrap()),
+        max_model_len,
+        ..Default::default()
+    };
+    resolve(
+        Engine::Vllm,
+        &flags,
+        &load_hardware(hw).unwrap(),
+        &load_model("qwen3-32b").unwrap(),
+    )
+}
+
+#[test]
+fn qwen3_32b_on_one_h100_gets_less_kv_than_on_one_a100_and_cannot_hold_40960_by_hand() {
+    // The GPUStack Qwen3-32B pages (validation/gpustack): one 80 GB GPU, `vllm serve` 0.11.0.
+    // Worked from vLLM 0.11's rules (arg_utils: ≥ 70 GiB and not an A100 → 8192 tokens / 1024
+    // sequences, else 2048 / 256; gpu_worker.determine_available_memory: 0.90 × total − weights
+    // − profile-run peak − non-torch memory), not from servesim's code.
+    let h = qwen3_32b_alone("h100-sxm5-80gb", Some(32768)).unwrap();
+    let a = qwen3_32b_alone("a100-sxm4-80gb", Some(32768)).unwrap();
+    let (hv, av) = (h.vllm.as_ref().unwrap(), a.vllm.as_ref().unwrap());
+    assert_eq!((hv.max_num_batched_tokens, hv.max_num_seqs), (8192, 1024));
+    assert_eq!((av.max_num_batched_tokens, av.max_num_seqs), (2048, 256));
+    // Weights: 32,762,123,264 parameters in bf16 (64 layers of 5120 × (8192 + 2 × 1024) QKV,
+    // 8192 × 5120 O, 3 × 5120 × 25600 MLP, norms; untied 151936 × 5120 embedding and LM head).
+    let weights = h.weight_bytes_per_rank;
+    assert!((weights / 2.0 - 32.762e9).abs() < 0.01e9, "{weights}");
+    assert_eq!(a.weight_bytes_per_rank, weights);
+    // Profile-run peak: the forward's tokens × 2 B × (2·5120 + 80·128 + 3·25600) = 194,560 B
+    // per token, above the sampler's min(seqs, tokens) × 151936 × 8 B on both GPUs.
+    let (h_peak, a_peak) = (8192.0 * 194_560.0, 2048.0 * 194_560.0);
+    assert!(h_peak > 1024.0 * 151_936.0 * 8.0 && a_peak > 256.0 * 151_936.0 * 8.0);
+    assert_eq!(hv.activation_peak_bytes, h_peak);
+    assert_eq!(av.activation_peak_bytes, a_peak);
+    // One block: 16 tokens × 64 layers × 2 × 8 KV heads × 128 × 2 B = 4 MiB.
+    let blocks = |total_mib: f64, peak: f64| {
+        ((total_mib * MIB * 0.90 - weights - peak - 512.0 * MIB) / (4.0 * MIB)).floor() as u64
+    };
+    assert_eq!(hv.num_gpu_blocks, blocks(81559.0, h_peak));
+    assert_eq!(av.num_gpu_blocks, blocks(81920.0, a_peak));
+    // By hand: H100 (71.68 − 61.02 − 1.48 − 0.5) GiB = 8.67 GiB → 2220 blocks, 35,504 tokens
+    // (the null block is not usable); A100 (72.0 − 61.02 − 0.37 − 0.5) GiB = 10.10 GiB →
+    // ~2586 blocks, ~41,370 tokens: the H100's larger default budget costs it 1.1 GiB of KV.
+    assert_eq!(hv.num_gpu_blocks, 2220);
+    assert_eq!(h.kv_pool_tokens, 35_504);
+    assert!(
+        (2585..=2588).contains(&av.num_gpu_blocks),
+        "{}",
+        av.num_gpu_blocks
+    );
+    // So at the model's own 40,960-token context the H100 refuses to start, as vLLM does, and
+    // the A100 starts.
+    let err = qwen3_32b_alone("h100-sxm5-80gb", None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("(40960)") && err.contains("(35504)"), "{err}");
+    let a40 = qwen3_32b_alone("a100-sxm4-80gb", None).unwrap();
+    assert!(a40.kv_pool_tokens >= 40_960, "{}", a40.kv_pool_tokens);
+}
+
 #[test]
 fn a_long_prefill_is_chunked_while_decodes_continue_in_the_same_step() {
     // Budget 64 tokens per step; 100 usable blocks.
