@@ -1,4 +1,5 @@
-//! SGLang's defaults per release, read from the wheels: 0.5.9–0.5.15.post1 and 0.5.16–0.5.23.
+//! SGLang's defaults per release, read from the wheels: 0.5.9–0.5.15.post1 and 0.5.16–0.5.23; and
+//! 0.5.5.post1's KV pool for Qwen3-32B on one 80 GB H100 / A100 (the GPUStack pages), by hand.
 use super::*;
 
 #[test]
@@ -204,4 +205,53 @@ fn blackwell_mha_models_default_to_trtllm_mha_from_0_5_6_post1() {
     assert_eq!(backend("qwen3-8b", "0.5.23", Some(1)), "trtllm_mha");
     assert_eq!(backend("qwen3-8b", "0.5.23", Some(4)), "flashinfer");
     assert_eq!(backend("deepseek-v3", "0.5.23", None), "trtllm_mla");
+}
+
+/// GPUStack's Qwen3-32B pages (validation/gpustack): `python3 -m sglang.launch_server
+/// --model-path Qwen/Qwen3-32B` 0.5.5.post1 on one 80 GB H100 and one 80 GB A100. Both are in
+/// the < 90 GiB tier of `_handle_gpu_memory_settings` (chunk 8192, decode graphs to batch 256),
+/// so the reserve is 512 + 1.5 × 8192 + 2 × 256 + 1/8 × 1024 = 13440 MiB on both and the pools
+/// come out alike; the H100's is not the larger by more than its memory (worked by hand from
+/// `profile_max_num_token`: rest = free − weights − runtime − free × (1 − fraction)).
+#[test]
+fn sglang_0_5_5_post1_gives_qwen3_32b_the_same_pool_on_one_h100_as_on_one_a100() {
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    let model = load_model("qwen3-32b").unwrap();
+    let flags = ServerFlags {
+        sglang_version: Some("0.5.5.post1".parse().unwrap()),
+        ..Default::default()
+    };
+    let gib = (1u64 << 30) as f64;
+    let mut pools = Vec::new();
+    for (name, total_mib, fraction) in [
+        ("h100-sxm5-80gb", 81559.0, 0.835),
+        ("a100-sxm4-80gb", 81920.0, 0.836),
+    ] {
+        let hw = load_hardware(name).unwrap();
+        let c = ServerConfig::resolve(&flags, &hw, &model).unwrap();
+        let by_hand = ((total_mib - 13440.0) / total_mib * 1000.0_f64).round() / 1000.0;
+        assert_eq!(
+            (c.mem_fraction_static, by_hand),
+            (fraction, fraction),
+            "{name}"
+        );
+        assert_eq!(c.chunked_prefill_size, Some(8192), "{name}");
+        assert_eq!(c.cuda_graph_batch_sizes.iter().max(), Some(&256), "{name}");
+        // 64 layers × 2 × 8 KV heads × 128 × 2 B = 256 KiB per token.
+        assert_eq!(c.kv_bytes_per_token, 262_144.0);
+        let free = hw.memory.free_at_start_gib;
+        let rest = free
+            - c.weight_bytes_per_rank / gib
+            - hw.memory.runtime_reserved_gib
+            - free * (1.0 - fraction);
+        assert_eq!(
+            c.kv_pool_tokens,
+            (rest * gib / 262_144.0).floor() as u64,
+            "{name}"
+        );
+        pools.push(c.kv_pool_tokens as f64);
+    }
+    // ~4.0 GiB of KV each: 16,488 tokens on the H100 and 16,127 on the A100.
+    assert!((16_000.0..17_000.0).contains(&pools[0]), "{pools:?}");
+    assert!((pools[0] / pools[1] - 1.0).abs() < 0.03, "{pools:?}");
 }
