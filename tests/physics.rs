@@ -410,3 +410,62 @@ fn vllm_gpt_oss_120b_is_never_slower_on_a_newer_gpu() {
     }
     assert!(compared >= 2 * 3 * 4 * 17, "only {compared} comparisons");
 }
+
+/// SGLang's default (untuned) fused-MoE config (`--fused-moe-config default`,
+/// src/cost/moe_config.rs) never makes a step cheaper than the tuned kernel, keeps a bigger
+/// batch never cheaper, and keeps the ladder: the same software on a newer GPU is never
+/// slower. Both backends; the MoE models whose experts run the triton kernel (block-FP8
+/// DeepSeek-V3, bf16 Qwen3 MoE) at TP8 on H100, H200 and B200.
+#[test]
+fn an_untuned_fused_moe_is_never_cheaper_and_keeps_the_ladder() {
+    let ladder = ["h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb"];
+    let mut compared = 0;
+    for backend in BACKENDS {
+        for model in ["deepseek-v3", "qwen3-235b-a22b", "qwen3-30b-a3b"] {
+            let cost = |hw: &str, moe: &str| {
+                let flags = ServerFlags {
+                    tp: Some(8),
+                    cost_model: Some(backend.into()),
+                    sglang_version: Some("0.4.7".parse().unwrap()),
+                    fused_moe_config: Some(moe.into()),
+                    ..Default::default()
+                };
+                resolve(hw, model, &flags).map(|sc| sc.step_cost().unwrap())
+            };
+            let mut last_untuned: Option<(usize, Vec<f64>)> = None;
+            for (i, hw) in ladder.iter().enumerate() {
+                let (Some(tuned), Some(untuned)) = (cost(hw, "tuned"), cost(hw, "default")) else {
+                    continue;
+                };
+                let mut times = Vec::new();
+                let mut previous_bs = 0.0;
+                for bs in [1, 2, 8, 15, 16, 17, 32, 64, 256] {
+                    let s = decode(bs, 1024, true);
+                    let (t, u) = (time_ns(tuned.as_ref(), &s), time_ns(untuned.as_ref(), &s));
+                    assert!(
+                        u >= t * (1.0 - EPS),
+                        "{model} {hw} {backend} bs {bs}: untuned {u:.0} < tuned {t:.0}"
+                    );
+                    assert!(
+                        u >= previous_bs * (1.0 - EPS),
+                        "{model} {hw} {backend}: untuned bs {bs} {u:.0} < smaller batch {previous_bs:.0}"
+                    );
+                    previous_bs = u;
+                    times.push(u);
+                    compared += 1;
+                }
+                if let Some((j, slower)) = &last_untuned {
+                    for (k, (a, b)) in slower.iter().zip(&times).enumerate() {
+                        assert!(
+                            b <= &(a * (1.0 + EPS)),
+                            "{model} {backend} shape {k}: untuned {hw} {b:.0} > {} {a:.0}",
+                            ladder[*j]
+                        );
+                    }
+                }
+                last_untuned = Some((i, times));
+            }
+        }
+    }
+    assert!(compared >= 60, "only {compared} comparisons");
+}

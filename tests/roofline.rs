@@ -251,6 +251,31 @@ fn untuned_fused_moe_costs_the_measured_default_kernel_ratio() {
         );
         let h200 = release("h200-sxm-141gb", "0.4.6", "0.4.6.post5");
         assert!((h200 - 1.0).abs() < 1e-12, "{cost:?}: 0.4.6 H200 ×{h200}");
+        // Below 16 rows the default costs the extra time it costs at 16 rows: SGLang PR #6111
+        // (B200, E=264) lost the same 6.25 / 5.68 ms a step at batch 1 and 32, where a flat
+        // 2.69 × tuned(16) floor would charge one row 1.69 × tuned(16) + (tuned(16) − tuned(1)).
+        let extra = |bs: u64| {
+            let s = BatchShape {
+                decode_reqs: bs,
+                decode_ctx_sum: bs * 2000,
+                graph_bs: Some(bs),
+                ..Default::default()
+            };
+            let (u, t) = (
+                moe_ns("b200-sxm-180gb", "0.4.7", Some("default"), cost, &s),
+                moe_ns("b200-sxm-180gb", "0.4.7", Some("tuned"), cost, &s),
+            );
+            assert!(u > t, "{cost:?} bs {bs}: {u} vs tuned {t}");
+            u - t
+        };
+        let at16 = extra(16);
+        for bs in [1, 2, 8] {
+            let e = extra(bs);
+            assert!(
+                (e / at16 - 1.0).abs() < 1e-9,
+                "{cost:?}: extra {e} at bs {bs} vs {at16} at 16"
+            );
+        }
     }
 }
 

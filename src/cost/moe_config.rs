@@ -17,8 +17,13 @@
 //! 25.6 at 64, 62.2 vs 57.5 at 256. The default's 64-row tiles (`get_default_config` for
 //! block-FP8: BLOCK_SIZE_M 64, N 128, K 128 where the tuned B200 file picks 16-row tiles up
 //! to m = 256) make it flat up to m ≈ 64 and ~8% slower at large m, so the untuned time is
-//! `max(UNTUNED_TAIL × tuned(m), UNTUNED_FLOOR × tuned(16))`: never below the tuned kernel,
-//! never faster at a larger batch. It is measured on Blackwell for block-FP8 and applied on
+//! `max(UNTUNED_TAIL × tuned(m), UNTUNED_FLOOR × tuned(16))` from 16 rows up and
+//! `tuned(m) + (UNTUNED_FLOOR − 1) × tuned(16)` below (the extra time at 16 rows: SGLang PR
+//! #6111 measured the same per-step loss at batch 1 and 32 on B200, see [`untuned_ns`]):
+//! never below the tuned kernel, never faster at a larger batch. PR #6111's loss (6.25 /
+//! 5.68 ms a step ≈ 108 / 98 µs a MoE layer) is below what this prices for its E=264 shape
+//! (~208 / ~155 µs with the bundled B200 tables): an independent check the ratios do not
+//! pass yet (see README "Fused-MoE config"). It is measured on Blackwell for block-FP8 and applied on
 //! every NVIDIA GPU (no other measurement of the default config exists), automatically only
 //! to block-FP8 shapes (other dtypes' default tiles differ and are unmeasured: a bf16 shape
 //! without a file, e.g. Qwen3-235B-A22B TP8 on B200 in every release, is priced as tuned)
@@ -211,12 +216,22 @@ pub fn untuned(
 }
 
 /// The untuned kernel time from the tuned one at the step's rows (`tuned_ns`) and at
-/// [`UNTUNED_FLOOR_ROWS`] (`tuned_floor_rows_ns`).
+/// [`UNTUNED_FLOOR_ROWS`] (`tuned_floor_rows_ns`). From the floor's rows up: the default's
+/// flat time or the tail ratio (PR #3272). Below them (a step cheaper than the tuned kernel
+/// at the floor's rows) the default's extra time over the tuned kernel is the one at the
+/// floor's rows, not its whole flat time: SGLang PR #6111 (B200, DeepSeek-V3 E=264 block-FP8,
+/// `bench_one_batch_server` 512/512 before / after adding the config) lost 14.15 − 10.95 s at
+/// batch 1 and 16.80 − 13.89 s at batch 32, i.e. 6.25 and 5.68 ms a decode step: the same
+/// extra time at 1 and 32 rows, where a flat floor would charge a one-row step the most.
 pub fn untuned_ns(tuned_ns: f64, tuned_floor_rows_ns: f64) -> f64 {
     if tuned_ns <= 0.0 {
         return 0.0;
     }
-    (UNTUNED_TAIL * tuned_ns).max(UNTUNED_FLOOR * tuned_floor_rows_ns)
+    let floor_ns = UNTUNED_FLOOR * tuned_floor_rows_ns;
+    if tuned_ns < tuned_floor_rows_ns {
+        return tuned_ns + (floor_ns - tuned_floor_rows_ns);
+    }
+    (UNTUNED_TAIL * tuned_ns).max(floor_ns)
 }
 
 #[cfg(test)]
@@ -236,6 +251,17 @@ mod tests {
             assert!(u >= tuned);
         }
         assert_eq!(untuned_ns(0.0, t16), 0.0);
+        // Below 16 rows the extra time stays the one at 16 rows (PR #6111): a tuned 5 µs
+        // one-row kernel costs 5 + (38.2 − 14.2) µs, never more than the 16-row default,
+        // never less than the tuned kernel, and never cheaper for a bigger batch.
+        let u1 = untuned_ns(5.0, t16);
+        assert!((u1 - (5.0 + 38.2 - 14.2)).abs() < 1e-9, "{u1}");
+        let mut last = 0.0;
+        for tuned in [1.0, 5.0, 10.0, 14.2, 20.0, 25.6, 40.0, 57.5, 100.0] {
+            let u = untuned_ns(tuned, t16);
+            assert!(u >= tuned && u >= last, "{tuned}: {u} after {last}");
+            last = u;
+        }
     }
 
     fn v(s: &str) -> Version {

@@ -204,3 +204,76 @@ fn the_kernels_overheads_block_prices_the_kernel_backend_only() {
     let err = bad.validate("h100.yaml").unwrap_err().to_string();
     assert!(err.contains("kernels_overheads.layer_ns"), "{err}");
 }
+
+/// The public cookbook run P001-00 (Qwen3-235B-A22B, 8 × B200, TP8, SGLang 0.5.6, c1) by hand:
+/// one decode step of one request (context 821) under `run`'s own cost (kernel tables under
+/// the cross-GPU envelope), from the bundled table rows. MoE: row `bf16 4096 1536 8 128 8 1`
+/// at 1 token, 20.16 µs (one token reads its 8 experts under any routing; 0.5.14 table, the
+/// only B200 MoE table; no E=128,N=192 B200 config file in 0.5.6 or 0.5.14, so it measured the
+/// default config the run used). All-reduce: 2 a layer of 4096 bf16 elements, the `8 graph`
+/// rows of the 0.5.9 tables (the nearest version): B200 7.546 µs, bounded by H200's 4.9 µs
+/// (the envelope). Fixed: `graph_step_ns` 0.3 ms + 94 × `layer_ns` 20 µs. The step is GPU
+/// bound (CPU 2.295 ms under the overlap scheduler). The log's 10.12 ms median TPOT is
+/// 108 µs a layer; this prices 78.6 (validation/public/p001-c1-notes.md).
+#[test]
+fn b200_qwen3_235b_c1_decode_step_is_the_sum_of_its_table_rows() {
+    use servesim::cost::breakdown::Component;
+    use servesim::simulation::Scenario;
+    use servesim::spec::workload::{ClientFlags, ScenarioFile};
+    let flags = ServerFlags {
+        tp: Some(8),
+        sglang_version: Some("0.5.6".parse().unwrap()),
+        ..Default::default()
+    };
+    let sc = Scenario::resolve(
+        &ScenarioFile::default(),
+        Some("b200-sxm-180gb"),
+        Some("qwen3-235b-a22b"),
+        &flags,
+        &ClientFlags::default(),
+    )
+    .unwrap();
+    let cost = sc.step_cost().unwrap();
+    let b = cost.explain(&decode(&sc.server, 1, 821));
+    let item = |c: Component| {
+        b.items
+            .iter()
+            .filter(|i| i.component == c)
+            .map(|i| i.time_ns)
+            .sum::<f64>()
+    };
+    let layers = 94.0;
+    for (c, hand_ns) in [
+        (Component::Moe, layers * 20.16e3),
+        (Component::AllReduce, layers * 2.0 * 4.9e3),
+        (Component::GpuOverhead, 0.3e6 + layers * 20e3),
+    ] {
+        let got = item(c);
+        assert!(
+            (got / hand_ns - 1.0).abs() < 2e-3,
+            "{c:?}: {got} ns vs hand {hand_ns} ns"
+        );
+    }
+    // Attention: row `flashinfer bf16 8 1 128 0 1`, 10.83 / 10.43 / 10.52 µs at 256 / 512 /
+    // 1024 cached tokens (made non-decreasing over context, so 821 tokens lie within 10.43–
+    // 10.83); GEMMs at one row: o_proj 4.937 µs, router 4.591 µs and qkv_proj (n = 1280,
+    // between the table's 3.9–6.3 µs rows of k = 4096) a layer.
+    let attn = item(Component::Attention) / layers;
+    assert!(
+        (10.43e3..=10.83e3).contains(&attn),
+        "attention {attn} ns a layer"
+    );
+    let gemm = item(Component::Gemm) / layers;
+    assert!(
+        (4.937e3 + 4.591e3 + 3.898e3..=4.937e3 + 4.591e3 + 6.295e3).contains(&gemm),
+        "GEMMs {gemm} ns a layer"
+    );
+    // The step is the sum of its GPU parts (the overlapped CPU is hidden), 7.3–7.5 ms.
+    assert!((b.gpu_items_ns() / b.time.gpu_ns - 1.0).abs() < 1e-9);
+    assert!(b.time.gpu_ns > item(Component::Cpu) && b.time.total_ns >= b.time.gpu_ns);
+    assert!(
+        (7.3e6..7.5e6).contains(&b.time.total_ns),
+        "{}",
+        b.time.total_ns
+    );
+}
