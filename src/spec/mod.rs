@@ -17,6 +17,7 @@ pub mod prior_runs;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod server_flags;
+pub mod server_parse;
 pub mod speculative;
 pub mod speculative_rules;
 pub mod speculative_v2;
