@@ -42,6 +42,25 @@ pub struct DefaultsInput {
     pub num_draft_tokens: Option<u64>,
 }
 
+impl DefaultsInput {
+    /// A colocated server on a GPU (not an NPU) of `gpu_mem_mib` with `tp` ranks and no other
+    /// flag given: no DP attention, no speculation, decode CUDA graphs on.
+    pub fn gpu(gpu_mem_mib: f64, tp: u64, version: Version) -> Self {
+        DefaultsInput {
+            gpu_mem_mib,
+            tp,
+            is_npu: false,
+            version,
+            dp_attention: 0,
+            spec_reserve_mib: 0.0,
+            pd_role: None,
+            decode_graphs: true,
+            max_running_requests: None,
+            num_draft_tokens: None,
+        }
+    }
+}
+
 /// A PD server's side (`--disaggregation-mode prefill|decode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PdRole {
@@ -302,18 +321,7 @@ mod tests {
     use super::*;
     use crate::spec::hardware::Arch;
     fn inp(g: f64, tp: u64, ver: &str) -> DefaultsInput {
-        DefaultsInput {
-            gpu_mem_mib: g,
-            tp,
-            is_npu: false,
-            version: ver.parse().unwrap(),
-            dp_attention: 0,
-            spec_reserve_mib: 0.0,
-            pd_role: None,
-            decode_graphs: true,
-            max_running_requests: None,
-            num_draft_tokens: None,
-        }
+        DefaultsInput::gpu(g, tp, ver.parse().unwrap())
     }
     fn mfs(g: f64, tp: u64, ver: &str) -> (f64, u64, Option<u64>) {
         let i = inp(g, tp, ver);
