@@ -10,6 +10,7 @@
 pub use super::backend_defaults::{attention_backend, page_size};
 pub use super::piecewise_defaults::{
     piecewise_cuda_graph_default, piecewise_cuda_graph_tokens, piecewise_reserve_mib,
+    PIECEWISE_CUDA_GRAPH_FROM,
 };
 use super::version::Version;
 
@@ -87,12 +88,6 @@ pub const PD_ROLE_RESERVE_FROM: Version = Version::new(0, 5, 15);
 /// up to 48 (TP < 4) or 160 requests, not 2048 and 24 / 80 (arg_groups/memory_hook.py at
 /// v0.5.20, `handle_gpu_memory_settings`).
 pub const SMALL_GPU_TIER_FROM: Version = Version::new(0, 5, 20);
-
-/// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
-/// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
-/// also where the EAGLE draft reserve grows to 4 GB and the decode capture list always ends
-/// at `cuda_graph_max_bs`).
-pub const PIECEWISE_CUDA_GRAPH_FROM: Version = Version::new(0, 5, 10);
 
 /// `chunked_prefill_size` default (positive; SGLang's `-1` means disabled and is handled by the caller).
 pub fn chunked_prefill_size(i: &DefaultsInput) -> u64 {

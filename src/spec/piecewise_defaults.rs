@@ -2,11 +2,16 @@
 //! default, the token counts captured, and the MiB their capture buffers add to the
 //! `mem_fraction_static` reserve (re-exported by `spec::defaults`; from 0.5.16 the prefill
 //! graph rules are `spec::graph_defaults`).
-use super::defaults::PIECEWISE_CUDA_GRAPH_FROM;
 use super::hardware::Arch;
 use super::version::Version;
 
 const GIB_MIB: f64 = 1024.0;
+
+/// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
+/// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
+/// also where the EAGLE draft reserve grows to 4 GB and the decode capture list always ends
+/// at `cuda_graph_max_bs`).
+pub const PIECEWISE_CUDA_GRAPH_FROM: Version = Version::new(0, 5, 10);
 
 /// Model architectures SGLang never gives piecewise graphs (model_config.py v0.5.10 …
 /// v0.5.13.post1, `piecewise_cuda_graph_disabled_model_archs` or `is_deepseek_nsa`: the

@@ -9,6 +9,7 @@ pub use super::load_balance::LoadBalanceMethod;
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
 use super::server_parse as parse;
+pub use super::server_parse::SchedulePolicy;
 use super::speculative::SpeculativeConfig;
 use super::speculative_rules::{
     self as speculative, check_draft_fits, check_spec_constraints, page_size_hint,
@@ -17,17 +18,6 @@ use super::speculative_rules::{
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::Serialize;
-
-/// Waiting-queue order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SchedulePolicy {
-    Fcfs,
-    Lpm,
-    Lof,
-    Random,
-    DfsWeight,
-}
 
 /// The concrete settings of one server replica, every default resolved.
 #[derive(Debug, Clone, PartialEq, Serialize)]

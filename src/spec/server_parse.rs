@@ -1,11 +1,23 @@
-//! Checks and parses of single SGLang server flags (ranges, enum names) into typed values,
+//! Checks and parses of single SGLang server flags (ranges, enum names) into typed values
+//! ([`SchedulePolicy`] among them),
 //! each failing with one line naming the flag and its limit. Combining them with the version
 //! defaults into a [`ServerConfig`](super::server::ServerConfig) is `spec::server`.
 use super::load_balance::LoadBalanceMethod;
 use super::model::KvDtype;
-use super::server::SchedulePolicy;
 use super::version::Version;
 use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// Waiting-queue order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulePolicy {
+    Fcfs,
+    Lpm,
+    Lof,
+    Random,
+    DfsWeight,
+}
 
 /// `--dp`: 1 when absent, else 1 … 65536.
 pub(super) fn dp(flag: Option<u64>) -> Result<u64> {
