@@ -1,7 +1,7 @@
 //! Checks and parses of single SGLang server flags (ranges, enum names) into typed values
-//! ([`SchedulePolicy`] among them),
-//! each failing with one line naming the flag and its limit. Combining them with the version
-//! defaults into a [`ServerConfig`](super::server::ServerConfig) is `spec::server`.
+//! ([`SchedulePolicy`] among them), each failing with one line naming the flag and its limit.
+//! Combining them with the version defaults into a
+//! [`ServerConfig`](super::server::ServerConfig) is `spec::server`.
 use super::load_balance::LoadBalanceMethod;
 use super::model::KvDtype;
 use super::version::Version;
