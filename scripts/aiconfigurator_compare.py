@@ -269,7 +269,7 @@ def median_table(runs: list[dict], key: str, include) -> dict:
             if metric in BURST_METRICS and r.get("burst_arrivals"):
                 continue
             errs.append(abs(e))
-        out[metric] = {"median_abs_error_pct": round(statistics.median(errs), 2) if errs else None, "runs": len(errs)}
+        out[metric] = {"median_abs_error_pct": median_abs(errs), "runs": len(errs)}
     return out
 
 
@@ -464,6 +464,20 @@ def main() -> int:
     return 0
 
 
+def median_abs(errs: list[float]) -> float | None:
+    """Median of the absolute errors (already absolute), 2 decimals; None without runs."""
+    return round(statistics.median(errs), 2) if errs else None
+
+
+def median_pair(sim_errs: list[float], aic_errs: list[float]) -> dict:
+    """One metric of a servesim-vs-AIConfigurator group: runs and both median absolute errors."""
+    return {
+        "runs": len(sim_errs),
+        "servesim_median_abs_error_pct": median_abs(sim_errs),
+        "aiconfigurator_median_abs_error_pct": median_abs(aic_errs),
+    }
+
+
 def servesim_medians(path: Path, expressible: list[dict], groups: dict, built_from: str) -> dict:
     """servesim's median |error| on exactly the runs and metrics AIC expresses (same exclusions)."""
     sim = json.loads(path.read_text())
@@ -489,11 +503,7 @@ def servesim_medians(path: Path, expressible: list[dict], groups: dict, built_fr
                     continue
                 sim_errs.append(abs(c["err_pct"]))
                 aic_errs.append(abs(r["signed_rel_error_pct"][metric]))
-            table[metric] = {
-                "runs": len(sim_errs),
-                "servesim_median_abs_error_pct": round(statistics.median(sim_errs), 2) if sim_errs else None,
-                "aiconfigurator_median_abs_error_pct": round(statistics.median(aic_errs), 2) if aic_errs else None,
-            }
+            table[metric] = median_pair(sim_errs, aic_errs)
         out["groups"][g] = table
     return out
 
@@ -546,11 +556,7 @@ def servesim_crossval_medians(crossval: Path, validate_json: Path | None, expres
                 sim_errs.append(abs(e))
                 aic_errs.append(abs(r["signed_rel_error_pct"][metric]))
                 ids.append(r["id"])
-            table[metric] = {
-                "runs": len(sim_errs),
-                "servesim_median_abs_error_pct": round(statistics.median(sim_errs), 2) if sim_errs else None,
-                "aiconfigurator_median_abs_error_pct": round(statistics.median(aic_errs), 2) if aic_errs else None,
-            }
+            table[metric] = median_pair(sim_errs, aic_errs)
         out["groups"][g] = table
     return out
 
@@ -572,6 +578,12 @@ def fmt(v) -> str:
     return "n/a" if v is None else f"{v:.1f}%"
 
 
+def pair_row(label: str, a: dict, b: dict) -> str:
+    """A markdown row of two [`median_pair`] cells (all runs, then without gpt-oss on A100)."""
+    return (f"| {label} | {a['runs']} | {fmt(a['servesim_median_abs_error_pct'])} | {fmt(a['aiconfigurator_median_abs_error_pct'])} "
+            f"| {b['runs']} | {fmt(b['servesim_median_abs_error_pct'])} | {fmt(b['aiconfigurator_median_abs_error_pct'])} |")
+
+
 def render_markdown(doc: dict) -> str:
     """The tables of validation/AICONFIGURATOR.md, from aiconfigurator.json."""
     lines = []
@@ -581,8 +593,7 @@ def render_markdown(doc: dict) -> str:
         g = doc["servesim"]["groups"]
         for m in SERVESIM_CELL:
             a, b = g["all_expressible"][m], g["excluding_gpt_oss_on_a100"][m]
-            lines.append(f"| {LABELS[m]} | {a['runs']} | {fmt(a['servesim_median_abs_error_pct'])} | {fmt(a['aiconfigurator_median_abs_error_pct'])} "
-                         f"| {b['runs']} | {fmt(b['servesim_median_abs_error_pct'])} | {fmt(b['aiconfigurator_median_abs_error_pct'])} |")
+            lines.append(pair_row(LABELS[m], a, b))
         lines.append("")
     if "servesim_out_of_sample" in doc:
         lines += ["servesim out of sample (leave-one-model-out where fitted; unfitted profiles as is), same runs:", "",
@@ -591,8 +602,7 @@ def render_markdown(doc: dict) -> str:
         g = doc["servesim_out_of_sample"]["groups"]
         for m in CROSSVAL_CELL:
             a, b = g["all_expressible"][m], g["excluding_gpt_oss_on_a100"][m]
-            lines.append(f"| {LABELS[m]} | {a['runs']} | {fmt(a['servesim_median_abs_error_pct'])} | {fmt(a['aiconfigurator_median_abs_error_pct'])} "
-                         f"| {b['runs']} | {fmt(b['servesim_median_abs_error_pct'])} | {fmt(b['aiconfigurator_median_abs_error_pct'])} |")
+            lines.append(pair_row(LABELS[m], a, b))
         lines.append("")
     lines += ["| metric (AIConfigurator only) | runs | median abs err | runs (excl. gpt-oss/A100) | median abs err |", "| --- | ---: | ---: | ---: | ---: |"]
     for m in METRICS:

@@ -11,7 +11,8 @@
 //! - a scenario resolved from flags and files: `spec::server::ServerConfig::resolve`,
 //!   `spec::workload`, `simulation::Scenario::resolve`;
 //! - the KV pool sized: `spec::server` (`ServerConfig::resolve`, SGLang's
-//!   `profile_max_num_token`), with the version defaults in `spec::defaults` (versions
+//!   `profile_max_num_token`; single-flag checks in `spec::server_parse`), with the version
+//!   defaults in `spec::defaults` (+ `spec::piecewise_defaults`, `spec::backend_defaults`; versions
 //!   accepted: `spec::version`, 0.3.0 to 0.5.23, default 0.5.23); the prefill CUDA graph
 //!   (piecewise 0.5.10–0.5.15, breakable 0.5.16+) and its reserve: `spec::graph_defaults`;
 //!   scheduler rules changed after 0.5.15 (0.5.22's full `ignore_eos` reserve, no ride for

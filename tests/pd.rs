@@ -133,9 +133,7 @@ fn invariants_hold_on_both_sides_with_decode_retraction_and_reruns_are_identical
     let args = format!(
         "{LLAMA} --num-prompts 60 --random-input-len 900 --random-output-len 700 --random-range-ratio 0.5 --request-rate 40 --disaggregation --prefill-replicas 2 --decode-replicas 2 --max-total-tokens 12000 --prefill-chunked-prefill-size 512 --transfer-bandwidth 20 --num-reserved-decode-tokens 16"
     );
-    let mut sc = scenario(&args);
-    sc.record_timeline = true;
-    let (out, record) = run_with_record(&sc).expect("simulates with invariants checked");
+    let (sc, out, record) = run_recorded(&args);
     let st = out.pd.clone().unwrap();
     assert!(st.decode.sched.retractions > 0, "the decode side retracts");
     // Conservation: every request finished with exactly its output length.
@@ -154,6 +152,14 @@ fn invariants_hold_on_both_sides_with_decode_retraction_and_reruns_are_identical
     }
     let again = rerun_is_identical(&sc, &out, &record);
     assert_eq!(format!("{:?}", out.metrics), format!("{:?}", again.metrics));
+}
+
+/// The scenario of `args` run with its timeline recorded (invariants checked every step).
+fn run_recorded(args: &str) -> (Scenario, RunOutput, RunRecord) {
+    let mut sc = scenario(args);
+    sc.record_timeline = true;
+    let (out, record) = run_with_record(&sc).expect("simulates with invariants checked");
+    (sc, out, record)
 }
 
 /// Checks every output token streamed exactly once, KV ≤ pool on every step, and each
@@ -344,10 +350,8 @@ fn dp_attention_inside_pd_keeps_the_invariants_and_reruns_identically() {
     let args = format!(
         "{LLAMA} --num-prompts 50 --random-input-len 700 --random-output-len 300 --random-range-ratio 0.5 --request-rate 30 --disaggregation --prefill-replicas 2 --prefill-tp 2 --prefill-dp 2 --prefill-enable-dp-attention --decode-tp 4 --decode-dp 4 --decode-enable-dp-attention --max-total-tokens 5000 --num-reserved-decode-tokens 16 --transfer-bandwidth 20"
     );
-    let mut sc = scenario(&args);
-    sc.record_timeline = true;
+    let (sc, out, record) = run_recorded(&args);
     assert_eq!(sc.pd.as_ref().unwrap().devices(), 8);
-    let (out, record) = run_with_record(&sc).expect("simulates with invariants checked");
     assert_eq!(out.metrics.completed, 50);
     assert_eq!(
         conserved_bounded_and_serial(&out, &record),

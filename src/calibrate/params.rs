@@ -71,12 +71,10 @@ impl Sharing {
     }
 }
 
-/// A scalar field of [`HardwareProfile`] that calibration may fit.
-struct Scalar {
-    name: &'static str,
+/// How a constant is fitted, whatever it addresses: its section, coordinate, bounds, prior,
+/// sharing and engines (one row of [`SCALARS`], or an attention efficiency).
+struct Meta {
     section: Section,
-    get: fn(&HardwareProfile) -> f64,
-    set: fn(&mut HardwareProfile, f64),
     transform: Transform,
     /// Physical bounds of the value and why.
     lo: f64,
@@ -93,74 +91,61 @@ struct Scalar {
     engine: EngineScope,
 }
 
+/// A scalar field of [`HardwareProfile`] that calibration may fit.
+struct Scalar {
+    name: &'static str,
+    get: fn(&HardwareProfile) -> f64,
+    set: fn(&mut HardwareProfile, f64),
+    meta: Meta,
+}
+
 /// Why the per-hardware constants are per hardware.
 const SILICON: &str = "kernels, HBM and links differ per accelerator: one value per profile";
 /// Why the host-side overheads are shared.
 const HOST: &str = "CPU time of SGLang's Python processes (or of the bench client): it depends on the SGLang version and the host CPU, not on the accelerator: one value for all profiles of a joint fit";
+/// Why the multipliers on vLLM's own sourced CPU time are shared (they act on vLLM servers
+/// only).
+const VLLM_HOST: &str = "CPU time of vLLM's engine-core process: the host CPU and the vLLM version decide it, not the accelerator: one value for all profiles of a joint fit";
 
-macro_rules! eff {
-    ($name:literal, $($f:ident).+, [$lo:expr, $hi:expr], $why:expr, prior $prior:expr, sd $sd:expr) => {
-        Scalar {
-            name: $name,
-            section: Section::Efficiency,
-            get: |h| h.efficiency.$($f).+,
-            set: |h, v| h.efficiency.$($f).+ = v,
-            transform: Transform::Log,
-            lo: $lo,
-            hi: $hi,
-            bounds_why: $why,
-            prior: $prior,
-            prior_sd: $sd,
-            sharing: Sharing::PerHardware,
-            sharing_why: SILICON,
-            engine: EngineScope::Both,
-        }
-    };
+/// `v = e^x`: an efficiency or a ratio.
+const LOG: Transform = Transform::Log;
+/// `v = scale · (e^x − 1)`: an overhead that may be 0.
+const fn log1p(scale: f64) -> Transform {
+    Transform::Log1p { scale }
 }
 
-macro_rules! ovh {
-    ($name:ident, scale $scale:expr, [$lo:expr, $hi:expr], $why:expr, prior $prior:expr, $sharing:expr, $sharing_why:expr) => {
-        ovh!($name, scale $scale, [$lo, $hi], $why, prior $prior, $sharing, $sharing_why, EngineScope::Both)
-    };
-    ($name:ident, scale $scale:expr, [$lo:expr, $hi:expr], $why:expr, prior $prior:expr, $sharing:expr, $sharing_why:expr, $engine:expr) => {
+/// One row of [`SCALARS`]: `section.field` of the profile (its name is the field's), the
+/// transform, bounds, prior centre and width, default sharing and why, the engines it acts
+/// on, and why the bounds are where they are; `get`/`set` replace plain field access where
+/// the field is optional.
+macro_rules! scalar {
+    ($sec:ident . $field:ident, $transform:expr, [$lo:expr, $hi:expr], prior $prior:expr,
+     sd $sd:expr, $sharing:ident: $sharing_why:expr, $engine:ident, $why:expr
+     $(, get $get:expr, set $set:expr)?) => {
         Scalar {
-            name: stringify!($name),
-            section: Section::Overheads,
-            get: |h| h.overheads.$name,
-            set: |h, v| h.overheads.$name = v,
-            transform: Transform::Log1p { scale: $scale },
-            lo: $lo,
-            hi: $hi,
-            bounds_why: $why,
-            prior: $prior,
-            prior_sd: 1.0,
-            sharing: $sharing,
-            sharing_why: $sharing_why,
-            engine: $engine,
+            name: stringify!($field),
+            get: scalar!(@or [$($get)?] |h| h.$sec.$field),
+            set: scalar!(@or [$($set)?] |h, v| h.$sec.$field = v),
+            meta: Meta {
+                section: scalar!(@section $sec),
+                transform: $transform,
+                lo: $lo,
+                hi: $hi,
+                bounds_why: $why,
+                prior: $prior,
+                prior_sd: $sd,
+                sharing: Sharing::$sharing,
+                sharing_why: $sharing_why,
+                engine: EngineScope::$engine,
+            },
         }
     };
-}
-
-/// A multiplier on vLLM's own sourced CPU time (acts on vLLM servers only; shared like
-/// SGLang's host CPU: it is the host's and vLLM's, not the accelerator's).
-macro_rules! vllm_scale {
-    ($name:ident, $why:expr) => {
-        Scalar {
-            name: stringify!($name),
-            section: Section::Overheads,
-            get: |h| h.overheads.$name,
-            set: |h, v| h.overheads.$name = v,
-            transform: Transform::Log,
-            lo: crate::spec::hardware::VLLM_CPU_SCALE_MIN,
-            hi: crate::spec::hardware::VLLM_CPU_SCALE_MAX,
-            bounds_why: $why,
-            prior: 1.0,
-            prior_sd: 0.5,
-            sharing: Sharing::Shared,
-            sharing_why: "CPU time of vLLM's engine-core process: the host CPU and the vLLM version decide it, not the accelerator: one value for all profiles of a joint fit",
-            engine: EngineScope::Vllm,
-        }
-    };
+    (@or [] $default:expr) => { $default };
+    (@or [$given:expr] $default:expr) => { $given };
+    (@section memory) => { Section::Memory };
+    (@section link) => { Section::Link };
+    (@section efficiency) => { Section::Efficiency };
+    (@section overheads) => { Section::Overheads };
 }
 
 /// Every scalar constant, in profile order, with its physical bounds (the reason beside each),
@@ -171,142 +156,74 @@ macro_rules! vllm_scale {
 /// sharing in a joint fit. An overhead's `scale` is a typical magnitude (below it steps are
 /// additive, above it relative). A fit that ends at a bound is reported as such: the runs ask
 /// for a value physics does not allow, so a mechanism is missing from the cost model.
+#[rustfmt::skip]
 const SCALARS: &[Scalar] = &[
     // Memory allocated between SGLang's two free-memory measurements (activations, CUDA-graph
     // pools, NCCL buffers): it sizes the KV pool, so it shows in retraction-bound runs.
-    Scalar {
-        name: "runtime_reserved_gib",
-        section: Section::Memory,
-        get: |h| h.memory.runtime_reserved_gib,
-        set: |h, v| h.memory.runtime_reserved_gib = v,
-        transform: Transform::Log1p { scale: 1.0 },
-        lo: 0.25,
-        hi: 16.0,
-        bounds_why: "CUDA-graph pools, activations and NCCL buffers take 0.5–6 GiB in SGLang's startup logs; never none, and 16 GiB only with huge vocabularies or MoE workspaces",
-        prior: 1.0,
-        prior_sd: 1.0,
-        sharing: Sharing::PerHardware,
-        sharing_why: "graph pools and workspaces scale with the device's memory and CUDA-graph batch list",
-        engine: EngineScope::Both,
-    },
-    eff!("gemm", gemm, [0.3, 0.95],
-        "cuBLAS/CUTLASS reach 60–90% of dense peak on large bf16/fp8 GEMMs; below 0.3 a large GEMM is not what runs (small M is the roll-off's job); 0.95 is the most any measured GEMM sustains",
-        prior 0.8, sd 0.4),
-    eff!("gemm_half_tokens", gemm_half_tokens, [4.0, 512.0],
-        "rows at which a GEMM reaches half its large-shape efficiency: tensor-core tiles are 64–256 rows, so the knee lies between a few rows and a few tiles",
-        prior 64.0, sd 1.4),
-    eff!("memory", memory, [0.6, 0.95],
-        "STREAM-like copy kernels reach 80–92% of datasheet HBM bandwidth; below 0.6 weights are not being streamed (a missing per-step floor is the usual cause)",
-        prior 0.85, sd 0.2),
-    eff!("collective", collective, [0.3, 0.95],
-        "NCCL ring all-reduce reaches 70–90% of link bandwidth at large messages (nccl-tests bus bandwidth); small messages are the custom all-reduce's latency, not a lower efficiency",
-        prior 0.8, sd 0.5),
-    eff!("custom_all_reduce", custom_all_reduce, [0.1, 0.5],
-        "SGLang's custom all-reduce at decode sizes never reaches link bandwidth (one-shot/two-shot kernels over NVLink peer memory move small messages at 10–50% of it); below 0.1 or above 0.5 is a missing mechanism, not the link",
-        prior 0.2, sd 0.5),
+    scalar!(memory.runtime_reserved_gib, log1p(1.0), [0.25, 16.0], prior 1.0, sd 1.0,
+        PerHardware: "graph pools and workspaces scale with the device's memory and CUDA-graph batch list", Both,
+        "CUDA-graph pools, activations and NCCL buffers take 0.5–6 GiB in SGLang's startup logs; never none, and 16 GiB only with huge vocabularies or MoE workspaces"),
+    scalar!(efficiency.gemm, LOG, [0.3, 0.95], prior 0.8, sd 0.4, PerHardware: SILICON, Both,
+        "cuBLAS/CUTLASS reach 60–90% of dense peak on large bf16/fp8 GEMMs; below 0.3 a large GEMM is not what runs (small M is the roll-off's job); 0.95 is the most any measured GEMM sustains"),
+    scalar!(efficiency.gemm_half_tokens, LOG, [4.0, 512.0], prior 64.0, sd 1.4, PerHardware: SILICON, Both,
+        "rows at which a GEMM reaches half its large-shape efficiency: tensor-core tiles are 64–256 rows, so the knee lies between a few rows and a few tiles"),
+    scalar!(efficiency.memory, LOG, [0.6, 0.95], prior 0.85, sd 0.2, PerHardware: SILICON, Both,
+        "STREAM-like copy kernels reach 80–92% of datasheet HBM bandwidth; below 0.6 weights are not being streamed (a missing per-step floor is the usual cause)"),
+    scalar!(efficiency.collective, LOG, [0.3, 0.95], prior 0.8, sd 0.5, PerHardware: SILICON, Both,
+        "NCCL ring all-reduce reaches 70–90% of link bandwidth at large messages (nccl-tests bus bandwidth); small messages are the custom all-reduce's latency, not a lower efficiency"),
+    scalar!(efficiency.custom_all_reduce, LOG, [0.1, 0.5], prior 0.2, sd 0.5, PerHardware: SILICON, Both,
+        "SGLang's custom all-reduce at decode sizes never reaches link bandwidth (one-shot/two-shot kernels over NVLink peer memory move small messages at 10–50% of it); below 0.1 or above 0.5 is a missing mechanism, not the link"),
     // Its fixed time: a launch plus one or two NVLink flag round trips, 3–30 µs.
-    Scalar {
-        name: "custom_all_reduce_latency_ns",
-        section: Section::Link,
-        get: |h| h.link.custom_all_reduce_latency_ns,
-        set: |h, v| h.link.custom_all_reduce_latency_ns = v,
-        transform: Transform::Log,
-        lo: 3e3,
-        hi: 3e4,
-        bounds_why: "a kernel launch plus one or two flag round trips over NVLink peer memory: 3–30 µs",
-        prior: 10e3,
-        prior_sd: 0.5,
-        sharing: Sharing::PerHardware,
-        sharing_why: SILICON,
-        engine: EngineScope::Both,
-    },
-    eff!("mxfp4_compute", mxfp4_compute, [0.02, 1.0],
-        "multiplier on the bf16 GEMM rate for MXFP4 experts: 1 where the chip runs MXFP4 natively; a dequantising fallback converts every weight per call, at worst ~50× slower",
-        prior 1.0, sd 3.0),
-    eff!("mxfp4_memory", mxfp4_memory, [0.1, 1.0],
-        "multiplier on achieved bandwidth for MXFP4 expert weights: at best the bytes stream as fast as any weight, at worst a dequantising pass reads them ~10× over",
-        prior 1.0, sd 3.0),
-    Scalar {
-        name: "moe_gemm",
-        section: Section::Efficiency,
-        get: |h| h.efficiency.moe_gemm.unwrap_or(h.efficiency.gemm),
-        set: |h, v| h.efficiency.moe_gemm = Some(v),
-        transform: Transform::Log,
-        lo: 0.15,
-        hi: 0.95,
-        bounds_why: "grouped (fused-MoE) GEMMs reach 20–70% of peak, untuned triton configs the low end (SGLang PR #6939: tuning gained 1.3–2×); below 0.15 a different kernel runs",
-        prior: 0.8,
-        prior_sd: 1.4,
-        sharing: Sharing::PerHardware,
-        sharing_why: SILICON,
-        engine: EngineScope::Both,
-    },
-    Scalar {
-        name: "mxfp4_half_tokens",
-        section: Section::Efficiency,
-        get: |h| {
-            h.efficiency
-                .mxfp4_half_tokens
-                .unwrap_or(h.efficiency.gemm_half_tokens)
-        },
-        set: |h, v| h.efficiency.mxfp4_half_tokens = Some(v),
-        transform: Transform::Log,
-        lo: 0.1,
-        hi: 512.0,
-        bounds_why: "as gemm_half_tokens; down to 0.1 (no roll-off) because a dequantising fallback costs the same per row at any row count",
-        prior: 64.0,
-        prior_sd: 3.0,
-        sharing: Sharing::PerHardware,
-        sharing_why: SILICON,
-        engine: EngineScope::Both,
-    },
-    ovh!(step_cpu_ns, scale 1e6, [0.1e6, 20e6],
-        "one scheduler iteration of SGLang's Python event loop (batch formation, result processing) profiles at 0.3–10 ms; under 0.1 ms Python cannot go, over 20 ms the scheduler would be the bottleneck of every run",
-        prior 2.0e6, Sharing::Shared, HOST, EngineScope::Sglang),
-    ovh!(per_request_cpu_ns, scale 5e3, [0.0, 100e3],
-        "Python bookkeeping per running request per iteration: 0 when vectorised, at most tens of µs",
-        prior 5.0e3, Sharing::Shared, HOST, EngineScope::Sglang),
+    scalar!(link.custom_all_reduce_latency_ns, LOG, [3e3, 3e4], prior 10e3, sd 0.5, PerHardware: SILICON, Both,
+        "a kernel launch plus one or two flag round trips over NVLink peer memory: 3–30 µs"),
+    scalar!(efficiency.mxfp4_compute, LOG, [0.02, 1.0], prior 1.0, sd 3.0, PerHardware: SILICON, Both,
+        "multiplier on the bf16 GEMM rate for MXFP4 experts: 1 where the chip runs MXFP4 natively; a dequantising fallback converts every weight per call, at worst ~50× slower"),
+    scalar!(efficiency.mxfp4_memory, LOG, [0.1, 1.0], prior 1.0, sd 3.0, PerHardware: SILICON, Both,
+        "multiplier on achieved bandwidth for MXFP4 expert weights: at best the bytes stream as fast as any weight, at worst a dequantising pass reads them ~10× over"),
+    scalar!(efficiency.moe_gemm, LOG, [0.15, 0.95], prior 0.8, sd 1.4, PerHardware: SILICON, Both,
+        "grouped (fused-MoE) GEMMs reach 20–70% of peak, untuned triton configs the low end (SGLang PR #6939: tuning gained 1.3–2×); below 0.15 a different kernel runs",
+        get |h| h.efficiency.moe_gemm.unwrap_or(h.efficiency.gemm),
+        set |h, v| h.efficiency.moe_gemm = Some(v)),
+    scalar!(efficiency.mxfp4_half_tokens, LOG, [0.1, 512.0], prior 64.0, sd 3.0, PerHardware: SILICON, Both,
+        "as gemm_half_tokens; down to 0.1 (no roll-off) because a dequantising fallback costs the same per row at any row count",
+        get |h| h.efficiency.mxfp4_half_tokens.unwrap_or(h.efficiency.gemm_half_tokens),
+        set |h, v| h.efficiency.mxfp4_half_tokens = Some(v)),
+    scalar!(overheads.step_cpu_ns, log1p(1e6), [0.1e6, 20e6], prior 2.0e6, sd 1.0, Shared: HOST, Sglang,
+        "one scheduler iteration of SGLang's Python event loop (batch formation, result processing) profiles at 0.3–10 ms; under 0.1 ms Python cannot go, over 20 ms the scheduler would be the bottleneck of every run"),
+    scalar!(overheads.per_request_cpu_ns, log1p(5e3), [0.0, 100e3], prior 5.0e3, sd 1.0, Shared: HOST, Sglang,
+        "Python bookkeeping per running request per iteration: 0 when vectorised, at most tens of µs"),
     // The worker-thread overlap of SGLang 0.3.6–0.5.3 (spec::scheduler_cpu): one value per SGLang
     // version group by construction (it only acts on those versions), shared like the CPU time.
-    Scalar {
-        name: "worker_thread_cpu_scale",
-        section: Section::Overheads,
-        get: |h| h.overheads.worker_thread_cpu_scale,
-        set: |h, v| h.overheads.worker_thread_cpu_scale = v,
-        transform: Transform::Log,
-        lo: crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MIN,
-        hi: crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MAX,
-        bounds_why: "the overlap worker thread of SGLang 0.3.6–0.5.3 takes turns with the scheduler on the GIL (SGLang issue #2573): the scheduler's Python work per iteration is at least its own (×1) and at most that plus as much again from the forward thread (×2)",
-        prior: 1.0,
-        prior_sd: 0.35,
-        sharing: Sharing::Shared,
-        sharing_why: HOST,
-        engine: EngineScope::Sglang,
-    },
-    ovh!(graph_step_ns, scale 3e5, [20e3, 5e6],
-        "CUDA-graph replay launch (≥ 10–20 µs) plus sampling over the vocabulary (0.1–1 ms) per decode step",
-        prior 0.3e6, Sharing::PerHardware, "graph launch latency and the sampling kernels run on the device"),
-    ovh!(eager_layer_ns, scale 3e4, [5e3, 500e3],
-        "an eager layer launches 10–20 kernels at 3–10 µs of Python dispatch + cudaLaunchKernel each",
-        prior 30e3, Sharing::Shared, "kernel launches from eager PyTorch are bound by host CPU and driver, not by the accelerator: one value for all profiles of a joint fit"),
-    ovh!(layer_ns, scale 1e4, [0.0, 100e3],
-        "per-layer GPU floor (kernel boundaries, norms, activations): ~8–12 kernels of 2–5 µs each, tens of µs per layer",
-        prior 20e3, Sharing::PerHardware, "kernel tails and launches inside a graph are device time"),
-    ovh!(moe_layer_ns, scale 3e4, [0.0, 500e3],
-        "routing, permute/unpermute and expert dispatch per MoE layer: a handful of small kernels, tens to a few hundred µs",
-        prior 0.0, Sharing::PerHardware, "routing and permutation kernels run on the device"),
-    ovh!(request_latency_ns, scale 3e6, [0.1e6, 50e6],
-        "HTTP request + new aiohttp session + tokenizer/scheduler queues: 0.3–5 ms on one host, up to tens of ms through proxies",
-        prior 3.0e6, Sharing::Shared, HOST),
-    ovh!(tokenize_per_token_ns, scale 50.0, [5.0, 2000.0],
-        "a Rust (HF fast) tokenizer on one core: 0.5–200 M tokens/s",
-        prior 50.0, Sharing::Shared, HOST),
-    ovh!(stream_latency_ns, scale 5e5, [20e3, 20e6],
-        "detokenizer + SSE + client asyncio per streamed chunk: 0.05–5 ms",
-        prior 0.5e6, Sharing::Shared, HOST),
-    vllm_scale!(vllm_step_cpu_scale,
+    scalar!(overheads.worker_thread_cpu_scale, LOG,
+        [crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MIN, crate::spec::hardware::WORKER_THREAD_CPU_SCALE_MAX],
+        prior 1.0, sd 0.35, Shared: HOST, Sglang,
+        "the overlap worker thread of SGLang 0.3.6–0.5.3 takes turns with the scheduler on the GIL (SGLang issue #2573): the scheduler's Python work per iteration is at least its own (×1) and at most that plus as much again from the forward thread (×2)"),
+    scalar!(overheads.graph_step_ns, log1p(3e5), [20e3, 5e6], prior 0.3e6, sd 1.0,
+        PerHardware: "graph launch latency and the sampling kernels run on the device", Both,
+        "CUDA-graph replay launch (≥ 10–20 µs) plus sampling over the vocabulary (0.1–1 ms) per decode step"),
+    scalar!(overheads.eager_layer_ns, log1p(3e4), [5e3, 500e3], prior 30e3, sd 1.0,
+        Shared: "kernel launches from eager PyTorch are bound by host CPU and driver, not by the accelerator: one value for all profiles of a joint fit", Both,
+        "an eager layer launches 10–20 kernels at 3–10 µs of Python dispatch + cudaLaunchKernel each"),
+    scalar!(overheads.layer_ns, log1p(1e4), [0.0, 100e3], prior 20e3, sd 1.0,
+        PerHardware: "kernel tails and launches inside a graph are device time", Both,
+        "per-layer GPU floor (kernel boundaries, norms, activations): ~8–12 kernels of 2–5 µs each, tens of µs per layer"),
+    scalar!(overheads.moe_layer_ns, log1p(3e4), [0.0, 500e3], prior 0.0, sd 1.0,
+        PerHardware: "routing and permutation kernels run on the device", Both,
+        "routing, permute/unpermute and expert dispatch per MoE layer: a handful of small kernels, tens to a few hundred µs"),
+    scalar!(overheads.request_latency_ns, log1p(3e6), [0.1e6, 50e6], prior 3.0e6, sd 1.0, Shared: HOST, Both,
+        "HTTP request + new aiohttp session + tokenizer/scheduler queues: 0.3–5 ms on one host, up to tens of ms through proxies"),
+    scalar!(overheads.tokenize_per_token_ns, log1p(50.0), [5.0, 2000.0], prior 50.0, sd 1.0, Shared: HOST, Both,
+        "a Rust (HF fast) tokenizer on one core: 0.5–200 M tokens/s"),
+    scalar!(overheads.stream_latency_ns, log1p(5e5), [20e3, 20e6], prior 0.5e6, sd 1.0, Shared: HOST, Both,
+        "detokenizer + SSE + client asyncio per streamed chunk: 0.05–5 ms"),
+    // Multipliers on vLLM's own sourced CPU time (they act on vLLM servers only).
+    scalar!(overheads.vllm_step_cpu_scale, LOG,
+        [crate::spec::hardware::VLLM_CPU_SCALE_MIN, crate::spec::hardware::VLLM_CPU_SCALE_MAX],
+        prior 1.0, sd 0.5, Shared: VLLM_HOST, Vllm,
         "vLLM's fixed CPU per step is sourced at 1 ms (V1) / 2 ms (V0) within 0.5–3 / 1–5 ms (spec::vllm::overheads): a multiplier of 0.25–3.5 covers both ranges"),
-    vllm_scale!(vllm_per_request_cpu_scale,
+    scalar!(overheads.vllm_per_request_cpu_scale, LOG,
+        [crate::spec::hardware::VLLM_CPU_SCALE_MIN, crate::spec::hardware::VLLM_CPU_SCALE_MAX],
+        prior 1.0, sd 0.5, Shared: VLLM_HOST, Vllm,
         "vLLM's CPU per scheduled request is sourced at 8 µs (V1) / 12 µs (V0) within 2–25 / 5–40 µs (spec::vllm::overheads): a multiplier of 0.25–3.5 covers both ranges"),
 ];
 
@@ -523,6 +440,24 @@ impl Param {
     }
 }
 
+/// The [`Param`] called `name` that `meta` describes and `target` addresses.
+fn param(name: String, meta: &Meta, target: Target) -> Param {
+    Param {
+        name,
+        section: meta.section,
+        transform: meta.transform,
+        lo: meta.lo,
+        hi: meta.hi,
+        bounds_why: meta.bounds_why.to_string(),
+        prior: meta.prior,
+        prior_sd: meta.prior_sd,
+        sharing: meta.sharing,
+        sharing_why: meta.sharing_why.to_string(),
+        engine: meta.engine,
+        target,
+    }
+}
+
 /// Every fittable constant of `profile`: the scalars, then prefill and decode efficiency of
 /// each attention backend it lists.
 pub fn all_params(profile: &HardwareProfile) -> Vec<Param> {
@@ -532,49 +467,39 @@ pub fn all_params(profile: &HardwareProfile) -> Vec<Param> {
 /// Every fittable constant of any of `profiles`: the scalars, then prefill and decode
 /// efficiency of each attention backend some profile lists (in name order).
 pub fn all_params_of(profiles: &[HardwareProfile]) -> Vec<Param> {
-    let scalars = SCALARS.iter().enumerate().map(|(i, s)| Param {
-        name: s.name.to_string(),
-        section: s.section,
-        transform: s.transform,
-        lo: s.lo,
-        hi: s.hi,
-        bounds_why: s.bounds_why.to_string(),
-        prior: s.prior,
-        prior_sd: s.prior_sd,
-        sharing: s.sharing,
-        sharing_why: s.sharing_why.to_string(),
-        engine: s.engine,
-        target: Target::Scalar(i),
-    });
+    let scalars = SCALARS
+        .iter()
+        .enumerate()
+        .map(|(i, s)| param(s.name.to_string(), &s.meta, Target::Scalar(i)));
     let backends: std::collections::BTreeSet<&String> = profiles
         .iter()
         .flat_map(|p| p.efficiency.attention.keys())
         .collect();
     let attention = backends.into_iter().flat_map(|b| {
         let (prior_prefill, prior_decode) = attention_prior(b);
-        [true, false].map(|prefill| Param {
-            name: format!(
-                "attention.{b}.{}",
-                if prefill { "prefill" } else { "decode" }
-            ),
-            section: Section::Efficiency,
-            transform: Transform::Log,
-            lo: if prefill { 0.2 } else { 0.3 },
-            hi: if prefill { 0.9 } else { 0.95 },
-            bounds_why: if prefill {
-                "prefill attention is compute bound: FlashAttention-2/3 kernels reach 35–75% of peak, triton's 30–50%; under 0.2 another kernel runs".into()
-            } else {
-                "decode attention streams the KV cache: good kernels read it at 60–90% of HBM bandwidth; under 0.3 another kernel runs".into()
-            },
-            prior: if prefill { prior_prefill } else { prior_decode },
-            prior_sd: 0.7,
-            sharing: Sharing::PerHardware,
-            sharing_why: SILICON.into(),
-            engine: EngineScope::Both,
-            target: Target::Attention {
+        [true, false].map(|prefill| {
+            let meta = Meta {
+                section: Section::Efficiency,
+                transform: Transform::Log,
+                lo: if prefill { 0.2 } else { 0.3 },
+                hi: if prefill { 0.9 } else { 0.95 },
+                bounds_why: if prefill {
+                    "prefill attention is compute bound: FlashAttention-2/3 kernels reach 35–75% of peak, triton's 30–50%; under 0.2 another kernel runs"
+                } else {
+                    "decode attention streams the KV cache: good kernels read it at 60–90% of HBM bandwidth; under 0.3 another kernel runs"
+                },
+                prior: if prefill { prior_prefill } else { prior_decode },
+                prior_sd: 0.7,
+                sharing: Sharing::PerHardware,
+                sharing_why: SILICON,
+                engine: EngineScope::Both,
+            };
+            let which = if prefill { "prefill" } else { "decode" };
+            let target = Target::Attention {
                 backend: b.clone(),
                 prefill,
-            },
+            };
+            param(format!("attention.{b}.{which}"), &meta, target)
         })
     });
     scalars.chain(attention).collect()

@@ -89,8 +89,8 @@ pub struct BenchMetrics {
     pub accept_length: Option<f64>,
 }
 
-/// `x / dur_s`, or 0 for a zero-length run (see the module doc).
-fn per_second(x: f64, dur_s: f64) -> f64 {
+/// `x / dur_s`, or 0 for a zero-length run (see the module doc; vLLM's aggregates use it too).
+pub(super) fn per_second(x: f64, dur_s: f64) -> f64 {
     if dur_s > 0.0 {
         x / dur_s
     } else {

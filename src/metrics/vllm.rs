@@ -10,7 +10,7 @@
 //!   tokens) up to CLI 0.19, the server's `usage.prompt_tokens` from 0.20;
 //! * peaks (0.11+) are the 1-second buckets of bench_serving 0.5.6, which copied vLLM's; one
 //!   SSE chunk per step per request means tokens and chunks coincide here.
-use super::aggregate::compute;
+use super::aggregate::{compute, per_second};
 use super::percentile::Runs;
 use super::record::RunRecord;
 
@@ -62,14 +62,6 @@ pub struct VllmMetrics {
     pub max_concurrent_requests: f64,
     /// The selected metrics in vLLM's print order (ttft, tpot, itl, e2el).
     pub summaries: Vec<MetricSummary>,
-}
-
-fn per_second(x: f64, dur_s: f64) -> f64 {
-    if dur_s > 0.0 {
-        x / dur_s
-    } else {
-        0.0
-    }
 }
 
 /// Computes vLLM's aggregates.

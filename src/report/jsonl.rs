@@ -14,115 +14,74 @@ use crate::spec::version::Version;
 use crate::spec::workload::ClientConfig;
 use serde_json::Value;
 
-/// Keys of bench_serving 0.5.6 and later (`result = {...}` in `benchmark()`).
-pub const KEYS_SINCE_0_5_6: &[&str] = &[
-    "tag",
-    "backend",
-    "dataset_name",
-    "request_rate",
-    "max_concurrency",
-    "sharegpt_output_len",
-    "random_input_len",
-    "random_output_len",
-    "random_range_ratio",
-    "server_info",
-    "duration",
-    "completed",
-    "total_input_tokens",
-    "total_input_text_tokens",
-    "total_input_vision_tokens",
-    "total_output_tokens",
-    "total_output_tokens_retokenized",
-    "request_throughput",
-    "input_throughput",
-    "output_throughput",
-    "total_throughput",
-    "mean_e2e_latency_ms",
-    "median_e2e_latency_ms",
-    "std_e2e_latency_ms",
-    "p90_e2e_latency_ms",
-    "p99_e2e_latency_ms",
-    "mean_ttft_ms",
-    "median_ttft_ms",
-    "std_ttft_ms",
-    "p99_ttft_ms",
-    "mean_tpot_ms",
-    "median_tpot_ms",
-    "std_tpot_ms",
-    "p99_tpot_ms",
-    "mean_itl_ms",
-    "median_itl_ms",
-    "std_itl_ms",
-    "p95_itl_ms",
-    "p99_itl_ms",
-    "concurrency",
-    "accept_length",
-    "max_output_tokens_per_s",
-    "max_concurrent_requests",
+/// Every key bench_serving's `benchmark()` has written to its output file (`result = {...}`),
+/// in its order, each with the first release that writes it: the 0.4.x line's keys, then
+/// 0.5.6's tag, server info and peak metrics, then 0.5.14's extra percentiles, each after the
+/// key it follows (bench_serving.py at v0.5.14, sglang/benchmark/serving.py at v0.5.15).
+const KEYS: &[(&str, Version)] = &[
+    ("tag", V0_5_6),
+    ("backend", ALWAYS),
+    ("dataset_name", ALWAYS),
+    ("request_rate", ALWAYS),
+    ("max_concurrency", ALWAYS),
+    ("sharegpt_output_len", ALWAYS),
+    ("random_input_len", ALWAYS),
+    ("random_output_len", ALWAYS),
+    ("random_range_ratio", ALWAYS),
+    ("server_info", V0_5_6),
+    ("duration", ALWAYS),
+    ("completed", ALWAYS),
+    ("total_input_tokens", ALWAYS),
+    ("total_input_text_tokens", V0_5_6),
+    ("total_input_vision_tokens", V0_5_6),
+    ("total_output_tokens", ALWAYS),
+    ("total_output_tokens_retokenized", ALWAYS),
+    ("request_throughput", ALWAYS),
+    ("input_throughput", ALWAYS),
+    ("output_throughput", ALWAYS),
+    ("total_throughput", V0_5_6),
+    ("mean_e2e_latency_ms", ALWAYS),
+    ("median_e2e_latency_ms", ALWAYS),
+    ("std_e2e_latency_ms", ALWAYS),
+    ("p90_e2e_latency_ms", V0_5_6),
+    ("p95_e2e_latency_ms", V0_5_14),
+    ("p99_e2e_latency_ms", ALWAYS),
+    ("mean_ttft_ms", ALWAYS),
+    ("median_ttft_ms", ALWAYS),
+    ("std_ttft_ms", ALWAYS),
+    ("p90_ttft_ms", V0_5_14),
+    ("p95_ttft_ms", V0_5_14),
+    ("p99_ttft_ms", ALWAYS),
+    ("mean_tpot_ms", ALWAYS),
+    ("median_tpot_ms", ALWAYS),
+    ("std_tpot_ms", ALWAYS),
+    ("p90_tpot_ms", V0_5_14),
+    ("p95_tpot_ms", V0_5_14),
+    ("p99_tpot_ms", ALWAYS),
+    ("mean_itl_ms", ALWAYS),
+    ("median_itl_ms", ALWAYS),
+    ("std_itl_ms", ALWAYS),
+    ("p90_itl_ms", V0_5_14),
+    ("p95_itl_ms", ALWAYS),
+    ("p99_itl_ms", ALWAYS),
+    ("concurrency", ALWAYS),
+    ("accept_length", ALWAYS),
+    ("max_output_tokens_per_s", V0_5_6),
+    ("max_concurrent_requests", V0_5_6),
 ];
 
-/// Keys bench_serving 0.5.14 adds to 0.5.6's, each after the key it follows
-/// (`result = {...}` in bench_serving.py at v0.5.14, sglang/benchmark/serving.py at v0.5.15).
-const ADDED_IN_0_5_14: &[(&str, &[&str])] = &[
-    ("p90_e2e_latency_ms", &["p95_e2e_latency_ms"]),
-    ("std_ttft_ms", &["p90_ttft_ms", "p95_ttft_ms"]),
-    ("std_tpot_ms", &["p90_tpot_ms", "p95_tpot_ms"]),
-    ("std_itl_ms", &["p90_itl_ms"]),
-];
-
-/// Keys of the 0.4.x line before the peak metrics, tag and server info.
-pub const KEYS_BEFORE_0_5_6: &[&str] = &[
-    "backend",
-    "dataset_name",
-    "request_rate",
-    "max_concurrency",
-    "sharegpt_output_len",
-    "random_input_len",
-    "random_output_len",
-    "random_range_ratio",
-    "duration",
-    "completed",
-    "total_input_tokens",
-    "total_output_tokens",
-    "total_output_tokens_retokenized",
-    "request_throughput",
-    "input_throughput",
-    "output_throughput",
-    "mean_e2e_latency_ms",
-    "median_e2e_latency_ms",
-    "std_e2e_latency_ms",
-    "p99_e2e_latency_ms",
-    "mean_ttft_ms",
-    "median_ttft_ms",
-    "std_ttft_ms",
-    "p99_ttft_ms",
-    "mean_tpot_ms",
-    "median_tpot_ms",
-    "std_tpot_ms",
-    "p99_tpot_ms",
-    "mean_itl_ms",
-    "median_itl_ms",
-    "std_itl_ms",
-    "p95_itl_ms",
-    "p99_itl_ms",
-    "concurrency",
-    "accept_length",
-];
+/// In every release this emulates (the 0.4.x line onwards).
+const ALWAYS: Version = Version::new(0, 0, 0);
+/// Tag, server info, text/vision input counts, total throughput, P90 E2E and the peaks.
+const V0_5_6: Version = Version::new(0, 5, 6);
+/// P95 E2E, P90/P95 TTFT and TPOT, P90 ITL.
+const V0_5_14: Version = Version::new(0, 5, 14);
 
 /// The keys bench_serving `version` writes, in its order.
 pub fn keys(version: Version) -> Vec<&'static str> {
-    if version < Version::new(0, 5, 6) {
-        return KEYS_BEFORE_0_5_6.to_vec();
-    }
-    let added = |k: &str| -> &'static [&'static str] {
-        match ADDED_IN_0_5_14.iter().find(|(after, _)| *after == k) {
-            Some((_, extra)) if version >= Version::new(0, 5, 14) => extra,
-            _ => &[],
-        }
-    };
-    KEYS_SINCE_0_5_6
-        .iter()
-        .flat_map(|&k| std::iter::once(k).chain(added(k).iter().copied()))
+    KEYS.iter()
+        .filter(|(_, since)| version >= *since)
+        .map(|(k, _)| *k)
         .collect()
 }
 
@@ -171,19 +130,28 @@ pub fn line(m: &BenchMetrics, f: &LineFacts, details: Option<&RequestDetails>) -
 /// The JSON text of key `k`.
 fn value(k: &str, m: &BenchMetrics, f: &LineFacts) -> String {
     let c = f.client;
-    let h = f.header;
     let v: Value = match k {
         "tag" => f.tag.map_or(Value::Null, Value::from),
-        "backend" => Value::from(h.backend.as_str()),
         "dataset_name" => Value::from(c.dataset_name.as_str()),
-        "request_rate" if !h.request_rate.is_finite() => return "Infinity".into(),
-        "request_rate" => Value::from(h.request_rate),
-        "max_concurrency" => h.max_concurrency.map_or(Value::Null, Value::from),
+        "request_rate" if !f.header.request_rate.is_finite() => return "Infinity".into(),
         "sharegpt_output_len" => c.sharegpt_output_len.map_or(Value::Null, Value::from),
         "random_input_len" => Value::from(c.random_input_len),
         "random_output_len" => Value::from(c.random_output_len),
         "random_range_ratio" => Value::from(c.random_range_ratio),
         "server_info" => f.server_info.clone(),
+        _ => metric_value(k, m, f.header),
+    };
+    py_json(&v)
+}
+
+/// The value of an output-file key that the metrics and the header decide (`Null` for a key
+/// they do not: the client's and server's facts, `accept_length`); `request_rate` must be
+/// finite (each format writes `inf` its own way). Shared with `report::json`.
+pub(super) fn metric_value(k: &str, m: &BenchMetrics, h: &ReportHeader) -> Value {
+    match k {
+        "backend" => Value::from(h.backend.as_str()),
+        "request_rate" => Value::from(h.request_rate),
+        "max_concurrency" => h.max_concurrency.map_or(Value::Null, Value::from),
         "duration" => Value::from(m.duration_s),
         "completed" => Value::from(m.completed),
         "total_input_tokens" | "total_input_text_tokens" => Value::from(m.total_input_tokens),
@@ -198,8 +166,7 @@ fn value(k: &str, m: &BenchMetrics, f: &LineFacts) -> String {
         "max_output_tokens_per_s" => Value::from(m.peak_output_throughput),
         "max_concurrent_requests" => Value::from(m.peak_concurrent_requests),
         _ => stat(k, m).map_or(Value::Null, Value::from),
-    };
-    py_json(&v)
+    }
 }
 
 /// `{mean,median,std,p90,p95,p99}_{e2e_latency,ttft,tpot,itl}_ms`.
@@ -247,9 +214,27 @@ mod tests {
     #[test]
     fn keys_of_0_5_14_add_the_new_percentiles_in_place() {
         let v = |s: &str| s.parse::<Version>().unwrap();
-        assert_eq!(keys(v("0.5.13.post1")), KEYS_SINCE_0_5_6);
+        // 0.4.x: 35 keys, from backend to accept_length; 0.5.6: 43, tag first.
+        let old = keys(v("0.5.5"));
+        assert_eq!(
+            (old.len(), old[0], old[34]),
+            (35, "backend", "accept_length")
+        );
+        let k56 = keys(v("0.5.13.post1"));
+        assert_eq!((k56.len(), k56[0]), (43, "tag"));
+        assert!(k56.iter().filter(|k| !old.contains(k)).eq([
+            "tag",
+            "server_info",
+            "total_input_text_tokens",
+            "total_input_vision_tokens",
+            "total_throughput",
+            "p90_e2e_latency_ms",
+            "max_output_tokens_per_s",
+            "max_concurrent_requests"
+        ]
+        .iter()));
         let k = keys(v("0.5.14"));
-        assert_eq!(k.len(), KEYS_SINCE_0_5_6.len() + 6);
+        assert_eq!(k.len(), 43 + 6);
         let at = |key: &str| k.iter().position(|x| *x == key).unwrap();
         let after = |key: &str, n: usize| k[at(key)..at(key) + n].join(",");
         assert_eq!(

@@ -4,8 +4,14 @@
 //! (prefill/extend graphs) are on by default and their capture buffers enter the
 //! `mem_fraction_static` reserve ([`piecewise_cuda_graph_default`], [`piecewise_reserve_mib`]).
 //! From 0.5.14 the graph settings live in `cuda_graph_config` ([`GRAPH_CONFIG_FROM`]); from
-//! 0.5.15 the reserve depends on the PD role ([`PD_ROLE_RESERVE_FROM`]).
-use super::hardware::Arch;
+//! 0.5.15 the reserve depends on the PD role ([`PD_ROLE_RESERVE_FROM`]). The piecewise-graph
+//! rules live in `spec::piecewise_defaults` and the backend rules in `spec::backend_defaults`;
+//! both are re-exported here.
+pub use super::backend_defaults::{attention_backend, page_size};
+pub use super::piecewise_defaults::{
+    piecewise_cuda_graph_default, piecewise_cuda_graph_tokens, piecewise_reserve_mib,
+    PIECEWISE_CUDA_GRAPH_FROM,
+};
 use super::version::Version;
 
 const GIB_MIB: f64 = 1024.0;
@@ -37,6 +43,25 @@ pub struct DefaultsInput {
     pub num_draft_tokens: Option<u64>,
 }
 
+impl DefaultsInput {
+    /// A colocated server on a GPU (not an NPU) of `gpu_mem_mib` with `tp` ranks and no other
+    /// flag given: no DP attention, no speculation, decode CUDA graphs on.
+    pub fn gpu(gpu_mem_mib: f64, tp: u64, version: Version) -> Self {
+        DefaultsInput {
+            gpu_mem_mib,
+            tp,
+            is_npu: false,
+            version,
+            dp_attention: 0,
+            spec_reserve_mib: 0.0,
+            pd_role: None,
+            decode_graphs: true,
+            max_running_requests: None,
+            num_draft_tokens: None,
+        }
+    }
+}
+
 /// A PD server's side (`--disaggregation-mode prefill|decode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PdRole {
@@ -63,82 +88,6 @@ pub const PD_ROLE_RESERVE_FROM: Version = Version::new(0, 5, 15);
 /// up to 48 (TP < 4) or 160 requests, not 2048 and 24 / 80 (arg_groups/memory_hook.py at
 /// v0.5.20, `handle_gpu_memory_settings`).
 pub const SMALL_GPU_TIER_FROM: Version = Version::new(0, 5, 20);
-
-/// First release with piecewise CUDA graphs on by default (`disable_piecewise_cuda_graph:
-/// bool = False` replaces `enable_piecewise_cuda_graph = False`, server_args.py at v0.5.10;
-/// also where the EAGLE draft reserve grows to 4 GB and the decode capture list always ends
-/// at `cuda_graph_max_bs`).
-pub const PIECEWISE_CUDA_GRAPH_FROM: Version = Version::new(0, 5, 10);
-
-/// Model architectures SGLang never gives piecewise graphs (model_config.py v0.5.10 …
-/// v0.5.13.post1, `piecewise_cuda_graph_disabled_model_archs` or `is_deepseek_nsa`: the
-/// DeepSeek-V4 pair from v0.5.12, when the model arrived; none of the bundled models).
-const PIECEWISE_DISABLED_ARCHS: &[&str] = &[
-    "DeepseekV4ForCausalLM",
-    "DeepseekV4ForCausalLMNextN",
-    "DeepseekV32ForCausalLM",
-    "Qwen3NextForCausalLM",
-    "GlmMoeDsaForCausalLM",
-    "BailingMoeV2_5ForCausalLM",
-    "LLaDAModelLM",
-];
-
-/// Whether SGLang's `_handle_piecewise_cuda_graph` (server_args.py, v0.5.10 … v0.5.13) leaves
-/// piecewise CUDA graphs on: from 0.5.10, on CUDA GPUs (not Ascend), without DP attention or
-/// disaggregation (`disabled_by_flag` covers `--disable-piecewise-cuda-graph` and PD), not
-/// for the listed architectures, and in 0.5.10 only not with speculative decoding (0.5.11
-/// dropped that rule).
-pub fn piecewise_cuda_graph_default(
-    version: Version,
-    arch: Arch,
-    model_arch: &str,
-    dp_attention: bool,
-    speculative: bool,
-    disabled_by_flag: bool,
-) -> bool {
-    let off = version < PIECEWISE_CUDA_GRAPH_FROM
-        || arch == Arch::Ascend
-        || dp_attention
-        || disabled_by_flag
-        || PIECEWISE_DISABLED_ARCHS.contains(&model_arch)
-        || (speculative && version < v(0, 5, 11));
-    !off
-}
-
-/// Token counts SGLang captures piecewise graphs for (`_generate_piecewise_cuda_graph_tokens`,
-/// v0.5.10 … v0.5.13), up to `max_tokens`.
-pub fn piecewise_cuda_graph_tokens(max_tokens: u64) -> Vec<u64> {
-    let mut l: Vec<u64> = (4..=32).step_by(4).collect();
-    l.extend((48..=256).step_by(16));
-    l.extend((288..=512).step_by(32));
-    l.extend((576..=1024).step_by(64));
-    l.extend((1280..=4096).step_by(256));
-    l.extend((4608..=max_tokens.max(4608)).step_by(512));
-    l.retain(|&t| t <= max_tokens);
-    l
-}
-
-/// MiB the 0.5.10+ `mem_fraction_static` default reserves for piecewise graphs when they are
-/// on: 8 MiB per captured token count up to `piecewise_cuda_graph_max_tokens` (the chunked
-/// prefill size, none when chunking is off, capped by `--max-total-tokens`), or a flat
-/// 1.5 GiB for MLA models (server_args.py at v0.5.10, `_handle_gpu_memory_settings`).
-pub fn piecewise_reserve_mib(
-    on: bool,
-    is_mla: bool,
-    chunked_prefill_size: Option<u64>,
-    max_total_tokens: Option<u64>,
-) -> f64 {
-    if !on {
-        return 0.0;
-    }
-    if is_mla {
-        return 1.5 * GIB_MIB;
-    }
-    let max_tokens = chunked_prefill_size
-        .unwrap_or(0)
-        .min(max_total_tokens.unwrap_or(u64::MAX));
-    piecewise_cuda_graph_tokens(max_tokens).len() as f64 * 8.0
-}
 
 /// `chunked_prefill_size` default (positive; SGLang's `-1` means disabled and is handled by the caller).
 pub fn chunked_prefill_size(i: &DefaultsInput) -> u64 {
@@ -362,75 +311,12 @@ pub fn capture_batch_sizes(i: &DefaultsInput, max_bs: Option<u64>) -> Vec<u64> {
     list
 }
 
-/// Model families SGLang 0.5.6 sends to FA3 on Hopper.
-const FA3_ARCHS: &[&str] = &[
-    "Qwen2ForCausalLM",
-    "Qwen3ForCausalLM",
-    "Qwen3MoeForCausalLM",
-    "LlamaForCausalLM",
-    "Llama4ForCausalLM",
-    "Olmo2ForCausalLM",
-    "Gemma2ForCausalLM",
-    "Gemma3ForCausalLM",
-    "Glm4MoeForCausalLM",
-];
-
-/// SGLang's default attention backend for this hardware and model.
-pub fn attention_backend(
-    arch: Arch,
-    model_arch: &str,
-    is_mla: bool,
-    version: Version,
-) -> &'static str {
-    let gpt_oss = model_arch.starts_with("GptOss");
-    match arch {
-        Arch::Ascend => "ascend",
-        Arch::Hopper
-            if version >= v(0, 4, 6) && (is_mla || gpt_oss || FA3_ARCHS.contains(&model_arch)) =>
-        {
-            "fa3"
-        }
-        // sm100 (0.5.6, reference A.6): TensorRT-LLM kernels for gpt-oss and DeepSeek-V3; from
-        // 0.5.6.post1 trtllm_mha for every MHA model (server_args.py `is_blackwell()` branch).
-        Arch::Blackwell if version >= v(0, 5, 6) && gpt_oss => "trtllm_mha",
-        Arch::Blackwell if version >= Version::post(0, 5, 6, 1) && !is_mla => "trtllm_mha",
-        Arch::Blackwell
-            if version >= v(0, 5, 6) && is_mla && model_arch == "DeepseekV3ForCausalLM" =>
-        {
-            "trtllm_mla"
-        }
-        Arch::Blackwell if version >= v(0, 5, 6) && is_mla => "flashinfer",
-        _ if gpt_oss => "triton",
-        _ if is_mla && version >= v(0, 5, 0) => "triton",
-        _ => "flashinfer",
-    }
-}
-
-/// Page size the backend forces (1 = token granularity).
-pub fn page_size(backend: &str) -> u64 {
-    match backend {
-        "ascend" | "cutlass_mla" | "intel_xpu" => 128,
-        "flashmla" | "trtllm_mla" | "trtllm_mha" => 64,
-        _ => 1,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::hardware::Arch;
     fn inp(g: f64, tp: u64, ver: &str) -> DefaultsInput {
-        DefaultsInput {
-            gpu_mem_mib: g,
-            tp,
-            is_npu: false,
-            version: ver.parse().unwrap(),
-            dp_attention: 0,
-            spec_reserve_mib: 0.0,
-            pd_role: None,
-            decode_graphs: true,
-            max_running_requests: None,
-            num_draft_tokens: None,
-        }
+        DefaultsInput::gpu(g, tp, ver.parse().unwrap())
     }
     fn mfs(g: f64, tp: u64, ver: &str) -> (f64, u64, Option<u64>) {
         let i = inp(g, tp, ver);
@@ -550,51 +436,5 @@ mod tests {
         assert_eq!(*l.last().unwrap(), 256);
         let l = capture_batch_sizes(&inp(81920.0, 8, "0.5.6"), Some(512));
         assert!(l.contains(&496) && l.contains(&512) && !l.contains(&264));
-    }
-    #[test]
-    fn backends() {
-        let v = Version::NEWEST;
-        assert_eq!(
-            attention_backend(Arch::Hopper, "Qwen3ForCausalLM", false, v),
-            "fa3"
-        );
-        assert_eq!(
-            attention_backend(Arch::Ampere, "Qwen3ForCausalLM", false, v),
-            "flashinfer"
-        );
-        assert_eq!(
-            attention_backend(Arch::Ampere, "GptOssForCausalLM", false, v),
-            "triton"
-        );
-        assert_eq!(
-            attention_backend(Arch::Ampere, "DeepseekV3ForCausalLM", true, v),
-            "triton"
-        );
-        assert_eq!(
-            attention_backend(Arch::Ascend, "Qwen3MoeForCausalLM", false, v),
-            "ascend"
-        );
-        assert_eq!(
-            attention_backend(Arch::Blackwell, "DeepseekV3ForCausalLM", true, v),
-            "trtllm_mla"
-        );
-        assert_eq!(
-            attention_backend(Arch::Blackwell, "GptOssForCausalLM", false, v),
-            "trtllm_mha"
-        );
-        assert_eq!(
-            attention_backend(Arch::Blackwell, "Qwen3ForCausalLM", false, v),
-            "trtllm_mha"
-        );
-        assert_eq!(
-            attention_backend(
-                Arch::Blackwell,
-                "DeepseekV3ForCausalLM",
-                true,
-                Version::new(0, 4, 7)
-            ),
-            "flashinfer"
-        );
-        assert_eq!(page_size("ascend"), 128);
     }
 }

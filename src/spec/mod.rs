@@ -1,5 +1,6 @@
 //! Inputs: hardware profiles, models, SGLang server settings, workloads, and the quantities
 //! derived from them exactly as SGLang derives them.
+pub mod backend_defaults;
 pub mod bundled;
 pub mod defaults;
 pub mod engine;
@@ -13,10 +14,12 @@ pub mod load;
 pub mod load_balance;
 pub mod model;
 pub mod pd;
+pub mod piecewise_defaults;
 pub mod prior_runs;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod server_flags;
+pub mod server_parse;
 pub mod speculative;
 pub mod speculative_rules;
 pub mod speculative_v2;

@@ -8,6 +8,8 @@ use super::hardware::{Arch, HardwareProfile};
 pub use super::load_balance::LoadBalanceMethod;
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 pub use super::server_flags::ServerFlags;
+use super::server_parse as parse;
+pub use super::server_parse::SchedulePolicy;
 use super::speculative::SpeculativeConfig;
 use super::speculative_rules::{
     self as speculative, check_draft_fits, check_spec_constraints, page_size_hint,
@@ -16,17 +18,6 @@ use super::speculative_rules::{
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::Serialize;
-
-/// Waiting-queue order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SchedulePolicy {
-    Fcfs,
-    Lpm,
-    Lof,
-    Random,
-    DfsWeight,
-}
 
 /// The concrete settings of one server replica, every default resolved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,30 +127,9 @@ impl ServerConfig {
             .sglang_version
             .unwrap_or(Version::NEWEST)
             .check_known("--sglang-version")?;
-        let dp = flags.dp.unwrap_or(1);
-        if dp == 0 || dp > 1 << 16 {
-            return Err(Error::invalid(
-                "--dp",
-                "dp",
-                format!("must be between 1 and 65536, got {dp}"),
-            ));
-        }
-        let router = match flags.load_balance_method.as_deref() {
-            None => LoadBalanceMethod::RoundRobin,
-            Some(m) => LoadBalanceMethod::parse(m).ok_or_else(|| Error::Unknown {
-                kind: "load balance method",
-                name: m.into(),
-                available: "round_robin, shortest_queue".into(),
-            })?,
-        };
-        let tp = flags.tp.unwrap_or(1);
-        if tp > 1 << 20 {
-            return Err(Error::invalid(
-                "--tp",
-                "tp",
-                format!("{tp} is not a plausible TP size"),
-            ));
-        }
+        let dp = parse::dp(flags.dp)?;
+        let router = parse::router(flags.load_balance_method.as_deref())?;
+        let tp = parse::tp(flags.tp)?;
         model.check_tp(tp)?;
         // DP attention: `dp` attention ranks inside the one TP group, each with attn_tp_size =
         // tp / dp GPUs (reference A.8). With dp 1 SGLang drops the flag
@@ -186,18 +156,7 @@ impl ServerConfig {
             dp_attention,
             model,
         )?;
-        let kv_dtype = match flags.kv_cache_dtype.as_deref() {
-            None | Some("auto") => model.kv_cache_dtype,
-            Some("bf16") | Some("bfloat16") | Some("fp16") => KvDtype::Bf16,
-            Some("fp8") | Some("fp8_e4m3") | Some("fp8_e5m2") => KvDtype::Fp8,
-            Some(o) => {
-                return Err(Error::Unknown {
-                    kind: "kv cache dtype",
-                    name: o.into(),
-                    available: "auto, bf16, fp8_e4m3, fp8_e5m2".into(),
-                })
-            }
-        };
+        let kv_dtype = parse::kv_dtype(flags.kv_cache_dtype.as_deref(), model.kv_cache_dtype)?;
         let is_npu = hw.arch == Arch::Ascend;
         let mut spec = SpeculativeConfig::resolve(&flags.speculative, model, version, tp)?;
         let dinp = DefaultsInput {
@@ -231,38 +190,19 @@ impl ServerConfig {
         };
         hw.attention(&attention_backend)?;
         let max_prefill_tokens =
-            positive_flag("--max-prefill-tokens", flags.max_prefill_tokens)?.unwrap_or(16384);
-        let fused_moe_tuned = match flags.fused_moe_config.as_deref() {
-            None => None,
-            Some("tuned") => Some(true),
-            Some("default") => Some(false),
-            Some(other) => {
-                return Err(Error::invalid(
-                    "--fused-moe-config",
-                    "fused_moe_config",
-                    format!("must be tuned or default, got {other:?}"),
-                ))
-            }
-        };
-        let chunked_prefill_size = match flags.chunked_prefill_size {
-            Some(c) if c <= 0 => None,
-            Some(c) if c as u64 > 1 << 40 => {
-                return Err(Error::invalid(
-                    "--chunked-prefill-size",
-                    "chunked_prefill_size",
-                    format!("must be ≤ 2^40 (or -1 to disable chunking), got {c}"),
-                ))
-            }
-            Some(c) => Some(c as u64),
-            None => Some(defaults::chunked_prefill_size(&dinp)),
-        };
+            parse::positive_flag("--max-prefill-tokens", flags.max_prefill_tokens)?
+                .unwrap_or(16384);
+        let fused_moe_tuned = parse::fused_moe_tuned(flags.fused_moe_config.as_deref())?;
+        let chunked_prefill_size = parse::chunked_prefill_size(flags.chunked_prefill_size, || {
+            defaults::chunked_prefill_size(&dinp)
+        })?;
         let cg_default = graph_defaults::capped_decode_max_bs(
             version,
             defaults::cuda_graph_max_bs(&dinp),
             flags.max_running_requests,
         );
         let cg_max_bs =
-            positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default);
+            parse::positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default);
         let prefill_graph = graph_defaults::prefill_graph(&graph_defaults::PrefillGraphInput {
             version,
             arch: hw.arch,
@@ -275,16 +215,8 @@ impl ServerConfig {
             attention_backend: &attention_backend,
         });
         let piecewise_prefill = prefill_graph.cost_layer_replay();
-        let mem_fraction_static = match flags.mem_fraction_static {
-            Some(f) if !(f.is_finite() && f > 0.0 && f < 1.0) => {
-                return Err(Error::invalid(
-                    "--mem-fraction-static",
-                    "mem_fraction_static",
-                    format!("must be in (0, 1), got {f}"),
-                ))
-            }
-            Some(f) => f,
-            None => defaults::mem_fraction_static(
+        let mem_fraction_static = parse::mem_fraction_static(flags.mem_fraction_static, || {
+            defaults::mem_fraction_static(
                 &dinp,
                 chunked_prefill_size.unwrap_or(max_prefill_tokens),
                 cg_max_bs.unwrap_or(0),
@@ -294,53 +226,21 @@ impl ServerConfig {
                     chunked_prefill_size,
                     flags.max_total_tokens,
                 ),
-            ),
-        };
-        let page_size = positive_flag("--page-size", flags.page_size)?
+            )
+        })?;
+        let page_size = parse::positive_flag("--page-size", flags.page_size)?
             .unwrap_or_else(|| defaults::page_size(&attention_backend));
-        // SGLang's server_args asserts this at startup; a smaller or unaligned chunk would
-        // leave a page-rounded prompt no whole page to prefill, and the scheduler would stall.
-        if let Some(c) = chunked_prefill_size.filter(|c| c % page_size != 0) {
-            return Err(Error::invalid(
-                "--chunked-prefill-size",
-                "chunked_prefill_size",
-                format!(
-                    "must be a multiple of --page-size {page_size} (SGLang asserts \
-                     `chunked_prefill_size % page_size == 0`), got {c}"
-                ),
-            ));
-        }
+        parse::check_chunk_fits_pages(chunked_prefill_size, page_size)?;
         // With DP attention every rank prefills at most chunk / dp tokens per step (after the
         // memory default, which uses the full chunk).
         let chunked_prefill_size = match chunked_prefill_size {
             Some(c) if dp_attention => Some((c / dp).max(1)),
             c => c,
         };
-        let schedule_policy = match flags.schedule_policy.as_deref() {
-            None if version < Version::new(0, 4, 5) => SchedulePolicy::Lpm,
-            None | Some("fcfs") => SchedulePolicy::Fcfs,
-            Some("lpm") => SchedulePolicy::Lpm,
-            Some("lof") => SchedulePolicy::Lof,
-            Some("random") => SchedulePolicy::Random,
-            Some("dfs-weight") => SchedulePolicy::DfsWeight,
-            Some(o) => {
-                return Err(Error::Unknown {
-                    kind: "schedule policy",
-                    name: o.into(),
-                    available: "fcfs, lpm, lof, random, dfs-weight".into(),
-                })
-            }
-        };
-        let schedule_conservativeness = flags.schedule_conservativeness.unwrap_or(1.0);
-        if !(schedule_conservativeness.is_finite() && schedule_conservativeness > 0.0) {
-            return Err(Error::invalid(
-                "--schedule-conservativeness",
-                "schedule_conservativeness",
-                "must be a finite number > 0",
-            ));
-        }
+        let schedule_policy = parse::schedule_policy(flags.schedule_policy.as_deref(), version)?;
         let schedule_conservativeness =
-            schedule_conservativeness * if dp_attention { 0.3 } else { 1.0 };
+            parse::schedule_conservativeness(flags.schedule_conservativeness)?
+                * if dp_attention { 0.3 } else { 1.0 };
 
         // Memory: weights, then the KV pool (profile_max_num_token).
         // DP attention shards attention weights over attn_tp GPUs only.
@@ -415,7 +315,7 @@ impl ServerConfig {
             s.worker = worker;
             notes_spec.extend(notes_v2);
         }
-        if let Some(m) = positive_flag("--max-total-tokens", flags.max_total_tokens)? {
+        if let Some(m) = parse::positive_flag("--max-total-tokens", flags.max_total_tokens)? {
             kv_pool_tokens = kv_pool_tokens.min(m);
             if flags.mem_fraction_static.is_none() && rest_gib <= 0.0 {
                 kv_pool_tokens = m; // the user states the pool size outright
@@ -438,8 +338,8 @@ impl ServerConfig {
             )));
         }
         let context_length = model.context_length;
-        let user_running = positive_flag("--max-running-requests", flags.max_running_requests)?
-            .or(spec
+        let user_running =
+            parse::positive_flag("--max-running-requests", flags.max_running_requests)?.or(spec
                 .as_ref()
                 .map(|_| speculative::default_max_running_requests(version)));
         let estimated_reqs =
@@ -577,22 +477,6 @@ impl ServerConfig {
     /// Rounds a token count up to whole pages.
     pub fn ceil_page(&self, tokens: u64) -> u64 {
         tokens.div_ceil(self.page_size) * self.page_size
-    }
-}
-
-fn positive_flag(flag: &str, v: Option<u64>) -> Result<Option<u64>> {
-    match v {
-        Some(0) => Err(Error::invalid(
-            flag,
-            flag.trim_start_matches('-').replace('-', "_"),
-            "must be > 0",
-        )),
-        Some(x) if x > 1 << 40 => Err(Error::invalid(
-            flag,
-            flag.trim_start_matches('-').replace('-', "_"),
-            "must be ≤ 2^40",
-        )),
-        o => Ok(o),
     }
 }
 

@@ -3,7 +3,7 @@
 //! headline metrics, and a [`Summary`] of median and max |error| per metric, overall and per
 //! hardware family). Errors are `(simulated − real) / real × 100`. A run that cannot be
 //! replayed or simulated keeps its row, with the error text, instead of aborting the table.
-use super::logparse::{parse_log_file, BenchArgs, Metrics, ParsedLog};
+use super::logparse::{norm_label as norm, parse_log_file, BenchArgs, Metrics, ParsedLog};
 use super::manifest::{Entry, Manifest};
 use super::replay::{
     scenario_for, totals_match, with_prior_runs, workload_short, LengthSource, Overrides, Replay,
@@ -66,14 +66,6 @@ const KNOWN: &[Known] = known![
     ["p99 itl (ms)"] => |m, h| Some(m.itl_ms.p99),
     ["max itl (ms)"] => |m, h| Some(m.itl_ms.max),
 ];
-
-fn norm(label: &str) -> String {
-    label
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
 
 /// `(sim − real) / real × 100`; 0 when equal (also `inf` = `inf`), `None` when undefined.
 pub fn err_pct(real: f64, sim: f64) -> Option<f64> {

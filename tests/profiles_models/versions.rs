@@ -129,18 +129,7 @@ fn sglang_releases_0_5_16_to_0_5_23_get_their_own_defaults() {
     // 0.5.20: 20–35 GiB GPUs get chunk 4096 and decode graphs to 48 / 160 (memory_hook.py at
     // v0.5.20 lines 110-116), not 2048 and 24 / 80. An RTX 5090 reports 32607 MiB.
     let small = |s: &str, tp: u64| {
-        let i = DefaultsInput {
-            gpu_mem_mib: 32607.0,
-            tp,
-            is_npu: false,
-            version: v(s),
-            dp_attention: 0,
-            spec_reserve_mib: 0.0,
-            pd_role: None,
-            decode_graphs: true,
-            max_running_requests: None,
-            num_draft_tokens: None,
-        };
+        let i = DefaultsInput::gpu(32607.0, tp, v(s));
         (
             defaults::chunked_prefill_size(&i),
             defaults::cuda_graph_max_bs(&i),

@@ -88,7 +88,8 @@ pub struct BlockReader {
     entries: BTreeMap<String, (usize, String, Value)>,
 }
 
-fn norm(label: &str) -> String {
+/// A bench_serving label as the tables key it: whitespace collapsed, lower case.
+pub(crate) fn norm(label: &str) -> String {
     label
         .split_whitespace()
         .collect::<Vec<_>>()

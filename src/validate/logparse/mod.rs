@@ -21,6 +21,7 @@ mod metrics;
 pub mod pyrepr;
 
 pub use args::BenchArgs;
+pub(crate) use metrics::norm as norm_label;
 pub use metrics::{Metrics, REQUIRED};
 pub use pyrepr::{parse_namespace, parse_namespace_fields, NamespaceField, PyValue};
 
