@@ -7,6 +7,9 @@
 //! `VLLM_V1_OUTPUT_PROC_CHUNK_SIZE` = 128 outputs, and each request handler yields while its
 //! prompt is tokenized on the executor thread), so neither burst blocks the other whole;
 //! their sum is the process's busy time, which decides the front-end-bound note.
+//! Where the version micro-batches tokenization (`spec::vllm::frontend::TOKENIZER_BATCH_WAIT_NS`),
+//! a prompt's tokenization starts no earlier than the close of the batch window it joins (a
+//! window opens at the first prompt that finds none open): a wait, not busy time.
 use crate::spec::vllm::frontend::FrontendCosts;
 
 /// The front-end process: when it is next free, its costs and its busy time so far.
@@ -19,6 +22,10 @@ pub struct Frontend {
     request_ns: u64,
     chunk_ns: u64,
     busy_ns: u64,
+    /// The micro-batching window's length, ns (0: none).
+    batch_wait_ns: u64,
+    /// When the open micro-batch window closes (a prompt arriving before then joins it).
+    batch_close_ns: Option<u64>,
 }
 
 impl Frontend {
@@ -29,6 +36,25 @@ impl Frontend {
             request_ns: costs.request_ns.round() as u64,
             chunk_ns: costs.chunk_ns.round() as u64,
             busy_ns: 0,
+            batch_wait_ns: costs.batch_wait_ns.round() as u64,
+            batch_close_ns: None,
+        }
+    }
+
+    /// When a prompt reaching the server at `at_ns` may be tokenized: at once without
+    /// micro-batching, else when its window closes (the open one if `at_ns` is inside it, else
+    /// one it opens).
+    fn tokenize_ready(&mut self, at_ns: u64) -> u64 {
+        if self.batch_wait_ns == 0 {
+            return at_ns;
+        }
+        match self.batch_close_ns {
+            Some(close) if at_ns < close => close,
+            _ => {
+                let close = at_ns + self.batch_wait_ns;
+                self.batch_close_ns = Some(close);
+                close
+            }
         }
     }
 
@@ -36,7 +62,8 @@ impl Frontend {
     /// it reaches the engine.
     pub fn request(&mut self, at_ns: u64, tokenize_ns: u64) -> u64 {
         let work_ns = self.request_ns + tokenize_ns;
-        self.free_ns = at_ns.max(self.free_ns) + work_ns;
+        let ready_ns = self.tokenize_ready(at_ns);
+        self.free_ns = ready_ns.max(self.free_ns) + work_ns;
         self.busy_ns += work_ns;
         self.free_ns
     }
@@ -69,6 +96,7 @@ mod tests {
         let mut f = Frontend::new(FrontendCosts {
             request_ns: 1000.0,
             chunk_ns: 10.0,
+            batch_wait_ns: 0.0,
         });
         // Two requests at once: the second waits for the first.
         assert_eq!(f.request(0, 50), 1050);
@@ -85,5 +113,23 @@ mod tests {
         assert_eq!(s.chunks(7, 100), 7);
         assert_eq!(s.request(3, 5), 8);
         assert_eq!(s.busy_ns(), 5);
+    }
+
+    #[test]
+    fn a_lone_prompt_waits_the_whole_window_a_burst_shares_one() {
+        // vLLM 0.10+: batch_wait_timeout_s = 0.002 (AsyncMicrobatchTokenizer).
+        let mut f = Frontend::new(FrontendCosts {
+            request_ns: 1000.0,
+            chunk_ns: 0.0,
+            batch_wait_ns: 2_000_000.0,
+        });
+        // Alone at t = 0: tokenized after the 2 ms window, then 1000 + 50 of work.
+        assert_eq!(f.request(0, 50), 2_001_050);
+        // At 1 ms it joins that window (closes at 2 ms) and queues behind the first.
+        assert_eq!(f.request(1_000_000, 50), 2_002_100);
+        // At 10 ms no window is open: it opens one and waits it whole.
+        assert_eq!(f.request(10_000_000, 0), 12_001_000);
+        // The wait is idle time, not work.
+        assert_eq!(f.busy_ns(), 2 * 1050 + 1000);
     }
 }

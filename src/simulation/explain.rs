@@ -81,5 +81,9 @@ pub fn explain_text(sc: &Scenario, out: &RunOutput) -> Result<String> {
     );
     s += &render("decode step", &decode, &cost.explain(&decode));
     s += &render("prefill step", &prefill, &cost.explain(&prefill));
+    if let Some(v) = &sc.server.vllm {
+        let costs = crate::spec::vllm::frontend::frontend_costs(v.version);
+        s += &crate::spec::vllm::frontend::explain_line(&costs);
+    }
     Ok(s)
 }

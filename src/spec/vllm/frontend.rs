@@ -21,6 +21,9 @@
 //! - vLLM PR #121 (2023): incremental detokenization with a fast tokenizer costs ≈ 30 µs per
 //!   token (0.03 s for 8 × 128 tokens); issue #5206: ≈ 20 µs per `detokenize_incrementally`
 //!   call. The rest of a chunk's 0.1 ms is building and writing the SSE JSON.
+//!
+//! One exact constant, read in the code, not judged: the tokenizer's micro-batching window
+//! ([`TOKENIZER_BATCH_WAIT_NS`]), a wait (the process is idle meanwhile), not work.
 use super::defaults;
 use crate::spec::version::Version;
 
@@ -30,6 +33,9 @@ use crate::spec::version::Version;
 pub struct FrontendCosts {
     pub request_ns: f64,
     pub chunk_ns: f64,
+    /// How long a prompt waits for others to tokenize with (the micro-batching window), ns;
+    /// 0 where the version has none.
+    pub batch_wait_ns: f64,
 }
 
 /// Per request (validation, chat template, tokenizer call, `add_request` and its IPC): 1.0 ms.
@@ -42,6 +48,26 @@ pub const REQUEST_NS: f64 = 1.0e6;
 /// 0.1 ms, PR #10635's ceiling. Bounds 0.03 ms (detokenization alone, PR #121) to 0.1 ms.
 pub const CHUNK_NS: f64 = 0.1e6;
 
+/// The API server's tokenizer micro-batching window: `AsyncMicrobatchTokenizer(tokenizer)`
+/// (`vllm/utils/__init__.py`, `batch_wait_timeout_s: float = 0.002`, read in the 0.10.1.1,
+/// 0.11.0 and 0.11.2 sdists; PR #19334 "microbatch tokenization", 2025-06/07) serves every
+/// prompt's `encode` (`serving_engine._tokenize_prompt_input_async`, the chat path included):
+/// the first prompt of a batch waits until `batch_wait_timeout_s` after it was queued for
+/// others to join (up to 32), so a prompt alone waits the whole 2 ms. vLLM PR #44172 (2026-06)
+/// measured it as "about 2ms of frontend latency for low-concurrency" workloads; PR #45759
+/// (2026-06-16) removed the class (absent from the 0.33.0 sdist).
+pub const TOKENIZER_BATCH_WAIT_NS: f64 = 2.0e6;
+
+/// Whether vLLM `version`'s API server micro-batches tokenization ([`TOKENIZER_BATCH_WAIT_NS`]):
+/// from 0.10.0 (the first release after PR #19334) to the last version before PR #45759's
+/// removal, taken as 0.23.x (see `MICROBATCH_REMOVED`).
+pub fn microbatch_tokenizer(version: Version) -> bool {
+    version >= Version::new(0, 10, 0) && version < MICROBATCH_REMOVED
+}
+
+/// First vLLM release without `AsyncMicrobatchTokenizer` (PR #45759, merged 2026-06-16).
+pub const MICROBATCH_REMOVED: Version = Version::new(0, 24, 0);
+
 /// The front-end costs of a vLLM `version` server: V1 pays both; V0 only the request path
 /// (its detokenization is in the engine's step CPU).
 pub fn frontend_costs(version: Version) -> FrontendCosts {
@@ -52,7 +78,31 @@ pub fn frontend_costs(version: Version) -> FrontendCosts {
         } else {
             CHUNK_NS
         },
+        batch_wait_ns: if microbatch_tokenizer(version) {
+            TOKENIZER_BATCH_WAIT_NS
+        } else {
+            0.0
+        },
     }
+}
+
+/// One `--explain` line naming the front end's terms.
+pub fn explain_line(costs: &FrontendCosts) -> String {
+    let wait = if costs.batch_wait_ns > 0.0 {
+        format!(
+            ", then a {:.1} ms tokenizer micro-batch window (AsyncMicrobatchTokenizer, \
+             batch_wait_timeout_s; a prompt alone waits all of it)",
+            costs.batch_wait_ns / 1e6
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "front end: vLLM API-server process (spec::vllm::frontend): {:.1} ms per request in \
+         (validation, chat template, add_request){wait}; {:.2} ms per streamed token chunk out\n",
+        costs.request_ns / 1e6,
+        costs.chunk_ns / 1e6
+    )
 }
 
 /// Share of the run the front end must be busy for a run to count as front-end-bound (the same
@@ -90,6 +140,12 @@ mod tests {
         assert_eq!(v1.chunk_ns, 0.1e6);
         assert_eq!(v0.chunk_ns, 0.0);
         assert_eq!(v0.request_ns, v1.request_ns);
+        // The 2 ms micro-batch window: 0.10.0 (PR #19334) to the 0.24.0 removal (PR #45759).
+        assert_eq!(v1.batch_wait_ns, 0.002e9);
+        assert_eq!(v0.batch_wait_ns, 0.0);
+        assert_eq!(frontend_costs(Version::new(0, 9, 2)).batch_wait_ns, 0.0);
+        assert_eq!(frontend_costs(Version::new(0, 10, 0)).batch_wait_ns, 2e6);
+        assert_eq!(frontend_costs(Version::new(0, 33, 0)).batch_wait_ns, 0.0);
         // PR #41181: ≤ 5.4 ms per request with 32 chunks; PR #10635: ≥ 9,911 tokens/s.
         assert!(v1.request_ns + 32.0 * v1.chunk_ns <= 5.4e6);
         assert!(1e9 / v1.chunk_ns >= 9_911.0);
