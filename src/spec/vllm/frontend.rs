@@ -23,7 +23,8 @@
 //!   call. The rest of a chunk's 0.1 ms is building and writing the SSE JSON.
 //!
 //! One exact constant, read in the code, not judged: the tokenizer's micro-batching window
-//! ([`TOKENIZER_BATCH_WAIT_NS`]), a wait (the process is idle meanwhile), not work.
+//! ([`TOKENIZER_BATCH_WAIT_NS`]), a wait (the process is idle meanwhile), not work. One
+//! measured: vLLM 0.11.0's per-request parse of the chat template ([`CHAT_TEMPLATE_PARSE_NS`]).
 use super::defaults;
 use crate::spec::version::Version;
 
@@ -36,6 +37,10 @@ pub struct FrontendCosts {
     /// How long a prompt waits for others to tokenize with (the micro-batching window), ns;
     /// 0 where the version has none.
     pub batch_wait_ns: f64,
+    /// The part of `request_ns` that holds the asyncio loop without yielding (vLLM 0.11.0's
+    /// chat-template parse), ns: a step's output processing that finds the request path busy
+    /// waits for one such piece (`engine::frontend`).
+    pub blocking_ns: f64,
 }
 
 /// Per request (validation, chat template, tokenizer call, `add_request` and its IPC): 1.0 ms.
@@ -68,8 +73,39 @@ pub fn microbatch_tokenizer(version: Version) -> bool {
 /// First vLLM release without `AsyncMicrobatchTokenizer` (PR #45759, merged 2026-06-16).
 pub const MICROBATCH_REMOVED: Version = Version::new(0, 24, 0);
 
-/// The front-end costs of a vLLM `version` server: V1 pays both; V0 only the request path
-/// (its detokenization is in the engine's step CPU).
+/// vLLM 0.11.0 parses the chat template on every chat request: `apply_hf_chat_template` calls
+/// `resolve_chat_template_kwargs` (`vllm/entrypoints/chat_utils.py`@0.11.0), which builds a
+/// jinja2 `ImmutableSandboxedEnvironment`, `env.parse(chat_template)` and
+/// `jinja2.meta.find_undeclared_variables` (a code-generation pass) with no cache, on the API
+/// server's event loop. 0.10.2 has no such call (`apply_hf_chat_template` renders directly;
+/// 0.10.1.1 and 0.10.2 sdists read); 0.11.1 caches it (`_cached_resolve_chat_template_kwargs =
+/// lru_cache(...)`, 0.11.1 and 0.11.2 sdists). Measured here, not fitted: that exact call
+/// sequence on Qwen3's 4,169-character chat template (jinja2 3.1.6, CPython 3.11, one Xeon
+/// core) takes 8.8 ms (min of 50; median 9.05 ms); rendering the compiled template is 0.03 ms.
+/// Bounds 4–10 ms (a faster host core; the Llama-3 / DeepSeek templates are of the same
+/// size class). gpt-oss takes the Harmony path (`_make_request_with_harmony`), no template.
+pub const CHAT_TEMPLATE_PARSE_NS: f64 = 8.8e6;
+
+/// The versions that parse the chat template per request ([`CHAT_TEMPLATE_PARSE_NS`]): 0.11.0.
+pub fn parses_chat_template_per_request(version: Version) -> bool {
+    version >= Version::new(0, 11, 0) && version < Version::new(0, 11, 1)
+}
+
+/// The front-end costs of a vLLM `version` server for a client on the chat endpoint (`chat`:
+/// `--backend openai-chat`) of a model rendered by a jinja chat template (`jinja_template`:
+/// all but gpt-oss): V1 pays both paths; V0 only the request path (its detokenization is in
+/// the engine's step CPU).
+pub fn frontend_costs_for(version: Version, chat: bool, jinja_template: bool) -> FrontendCosts {
+    let mut c = frontend_costs(version);
+    if chat && jinja_template && parses_chat_template_per_request(version) {
+        c.request_ns += CHAT_TEMPLATE_PARSE_NS;
+        c.blocking_ns = CHAT_TEMPLATE_PARSE_NS;
+    }
+    c
+}
+
+/// The front-end costs of a vLLM `version` server on the completions endpoint: V1 pays both
+/// paths; V0 only the request path (its detokenization is in the engine's step CPU).
 pub fn frontend_costs(version: Version) -> FrontendCosts {
     FrontendCosts {
         request_ns: REQUEST_NS,
@@ -83,11 +119,21 @@ pub fn frontend_costs(version: Version) -> FrontendCosts {
         } else {
             0.0
         },
+        blocking_ns: 0.0,
     }
 }
 
 /// One `--explain` line naming the front end's terms.
 pub fn explain_line(costs: &FrontendCosts) -> String {
+    let parse = if costs.request_ns > REQUEST_NS {
+        format!(
+            "; of it {:.1} ms parsing the chat template per request, vLLM 0.11.0's uncached \
+             resolve_chat_template_kwargs",
+            CHAT_TEMPLATE_PARSE_NS / 1e6
+        )
+    } else {
+        String::new()
+    };
     let wait = if costs.batch_wait_ns > 0.0 {
         format!(
             ", then a {:.1} ms tokenizer micro-batch window (AsyncMicrobatchTokenizer, \
@@ -99,7 +145,8 @@ pub fn explain_line(costs: &FrontendCosts) -> String {
     };
     format!(
         "front end: vLLM API-server process (spec::vllm::frontend): {:.1} ms per request in \
-         (validation, chat template, add_request){wait}; {:.2} ms per streamed token chunk out\n",
+         (validation, chat template, add_request{parse}){wait}; {:.2} ms per streamed token \
+         chunk out\n",
         costs.request_ns / 1e6,
         costs.chunk_ns / 1e6
     )
@@ -149,6 +196,29 @@ mod tests {
         // PR #41181: ≤ 5.4 ms per request with 32 chunks; PR #10635: ≥ 9,911 tokens/s.
         assert!(v1.request_ns + 32.0 * v1.chunk_ns <= 5.4e6);
         assert!(1e9 / v1.chunk_ns >= 9_911.0);
+    }
+
+    #[test]
+    fn only_0_11_0_chat_requests_with_a_jinja_template_parse_it() {
+        let v = |m, p| Version::new(0, m, p);
+        let base = frontend_costs(v(11, 0)).request_ns;
+        // 0.11.0, chat endpoint, jinja template: + 8.8 ms (measured, bounds 4-10 ms).
+        let parsed = frontend_costs_for(v(11, 0), true, true).request_ns - base;
+        assert_eq!(parsed, 8.8e6);
+        assert_eq!(frontend_costs_for(v(11, 0), true, true).blocking_ns, 8.8e6);
+        assert_eq!(frontend_costs(v(11, 0)).blocking_ns, 0.0);
+        assert!((4e6..=10e6).contains(&parsed));
+        // Not on /v1/completions, not for gpt-oss's Harmony path.
+        assert_eq!(frontend_costs_for(v(11, 0), false, true).request_ns, base);
+        assert_eq!(frontend_costs_for(v(11, 0), true, false).request_ns, base);
+        // 0.10.2 has no per-request parse; 0.11.1 caches it.
+        assert_eq!(frontend_costs_for(v(10, 2), true, true).request_ns, base);
+        assert_eq!(frontend_costs_for(v(11, 1), true, true).request_ns, base);
+        let line = explain_line(&frontend_costs_for(v(11, 0), true, true));
+        assert!(
+            line.contains("9.8 ms per request") && line.contains("8.8 ms parsing"),
+            "{line}"
+        );
     }
 
     #[test]
