@@ -54,23 +54,24 @@ pub const REQUEST_NS: f64 = 1.0e6;
 pub const CHUNK_NS: f64 = 0.1e6;
 
 /// The API server's tokenizer micro-batching window: `AsyncMicrobatchTokenizer(tokenizer)`
-/// (`vllm/utils/__init__.py`, `batch_wait_timeout_s: float = 0.002`, read in the 0.10.1.1,
-/// 0.11.0 and 0.11.2 sdists; PR #19334 "microbatch tokenization", 2025-06/07) serves every
+/// (`vllm/utils/__init__.py`, later `vllm/utils/async_utils.py`: `batch_wait_timeout_s: float =
+/// 0.002`, read in the 0.10.1.1, 0.11.0, 0.11.2, 0.20.2, 0.21.0, 0.22.1 and 0.23.0 sdists; PR
+/// #19334 "microbatch tokenization", 2025-06/07) serves every
 /// prompt's `encode` (`serving_engine._tokenize_prompt_input_async`, the chat path included):
 /// the first prompt of a batch waits until `batch_wait_timeout_s` after it was queued for
 /// others to join (up to 32), so a prompt alone waits the whole 2 ms. vLLM PR #44172 (2026-06)
 /// measured it as "about 2ms of frontend latency for low-concurrency" workloads; PR #45759
-/// (2026-06-16) removed the class (absent from the 0.33.0 sdist).
+/// (2026-06-16) removed the class (absent from the 0.24.0 and 0.33.0 sdists).
 pub const TOKENIZER_BATCH_WAIT_NS: f64 = 2.0e6;
 
 /// Whether vLLM `version`'s API server micro-batches tokenization ([`TOKENIZER_BATCH_WAIT_NS`]):
-/// from 0.10.0 (the first release after PR #19334) to the last version before PR #45759's
-/// removal, taken as 0.23.x (see `MICROBATCH_REMOVED`).
+/// from 0.10.0 (the first release after PR #19334; 0.9.2 not checked) through 0.23.x.
 pub fn microbatch_tokenizer(version: Version) -> bool {
     version >= Version::new(0, 10, 0) && version < MICROBATCH_REMOVED
 }
 
-/// First vLLM release without `AsyncMicrobatchTokenizer` (PR #45759, merged 2026-06-16).
+/// First vLLM release without `AsyncMicrobatchTokenizer` (PR #45759, merged 2026-06-16): the
+/// 0.23.0 sdist has it, the 0.24.0 sdist does not.
 pub const MICROBATCH_REMOVED: Version = Version::new(0, 24, 0);
 
 /// vLLM 0.11.0 parses the chat template on every chat request: `apply_hf_chat_template` calls
