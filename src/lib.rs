@@ -67,8 +67,9 @@
 //!   rule by version in `VllmSchedConfig`, async scheduling's staged arrivals and wasted slots),
 //!   driven through `engine::dispatch::EngineScheduler`; vLLM's CPU per step in
 //!   `spec::vllm::overheads`, piecewise graphs priced through `cost::Launch`; its API-server
-//!   front end (per request in, per streamed token out) in `spec::vllm::frontend`, queued in
-//!   `engine::frontend`;
+//!   front end (per request in, per streamed token out, the tokenizer's micro-batch window,
+//!   0.11.0's chat-template parse) in `spec::vllm::frontend`, chosen per scenario in
+//!   `simulation::vllm::frontend_costs`, queued in `engine::frontend`;
 //! - prefill/decode disaggregation: `spec::pd` (flags, link), `engine::pd` (the event loop,
 //!   per-stage times, DP ranks and DP-attention lockstep inside a server, the decode step in
 //!   `engine/pd/decode.rs`), the decode side's pre-allocation and PREBUILT steps in

@@ -81,5 +81,8 @@ pub fn explain_text(sc: &Scenario, out: &RunOutput) -> Result<String> {
     );
     s += &render("decode step", &decode, &cost.explain(&decode));
     s += &render("prefill step", &prefill, &cost.explain(&prefill));
+    if let Some(costs) = super::vllm::frontend_costs(sc) {
+        s += &crate::spec::vllm::frontend::explain_line(&costs);
+    }
     Ok(s)
 }

@@ -251,12 +251,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         // The overheads of the backend pricing the steps (`kernels_overheads:` for the kernels).
         overheads: sc.overheads(),
         client_send_ns: sc.client_send_ns(),
-        frontend: sc
-            .server
-            .vllm
-            .as_ref()
-            .map(|v| crate::spec::vllm::frontend::frontend_costs(v.version))
-            .unwrap_or_default(),
+        frontend: vllm::frontend_costs(sc).unwrap_or_default(),
         max_events: estimate::event_cap(sc),
         check_invariants: sc.check_invariants,
         deadline: sc.max_wall_seconds.map(|s| (std::time::Instant::now(), s)),

@@ -34,6 +34,18 @@ pub fn backend_name(given: &str, f: &VllmFlavour) -> String {
     .to_string()
 }
 
+/// The front-end costs of the scenario's vLLM server (`None` for SGLang): its version's, plus
+/// the chat template's per-request parse when the client is on the chat endpoint
+/// (`--backend openai-chat`) of a model with a jinja template (gpt-oss uses Harmony).
+pub fn frontend_costs(sc: &Scenario) -> Option<crate::spec::vllm::frontend::FrontendCosts> {
+    let v = sc.server.vllm.as_ref()?;
+    let chat = sc.client.backend == "openai-chat";
+    let jinja = sc.model.architecture != "GptOssForCausalLM";
+    Some(crate::spec::vllm::frontend::frontend_costs_for(
+        v.version, chat, jinja,
+    ))
+}
+
 /// Runs the scenario and computes vLLM's aggregates.
 pub fn run_vllm(sc: &Scenario) -> Result<VllmRun> {
     let (output, rec) = run_with_record(sc)?;

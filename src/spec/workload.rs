@@ -302,6 +302,7 @@ pub const SGLANG_BACKENDS: &[&str] = &["sglang", "sglang-native", "sglang-oai", 
 /// `--backend` values `vllm bench serve` accepts here (`--client vllm`).
 pub const VLLM_CLIENT_BACKENDS: &[&str] = &[
     "openai",
+    "openai-chat",
     "openai-comp",
     "vllm",
     "sglang",

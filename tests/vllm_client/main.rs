@@ -9,6 +9,7 @@ use servesim::client::vllm::flavour::VllmFlavour;
 use servesim::client::vllm::random::{draw, RandomParams};
 use servesim::spec::vllm_client::RampUp;
 
+mod frontend;
 mod report;
 use report::{header, sample_metrics};
 

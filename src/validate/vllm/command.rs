@@ -143,12 +143,9 @@ pub fn bench_client_flags(cmd: &str) -> BenchCommand {
             "goodput" => set(&mut v.goodput, values.clone()),
             "percentile-metrics" => set(&mut v.percentile_metrics, first.clone()),
             "metric-percentiles" => set(&mut v.metric_percentiles, first.clone()),
-            // `openai-chat` sends each prompt as one chat message to /v1/chat/completions;
-            // servesim's vLLM client has no chat variant (the server's chat template adds a
-            // few prompt tokens it does not count), so it runs as `openai`.
-            "backend" | "endpoint-type" if first == "openai-chat" => {
-                set(&mut f.backend, "openai".to_string())
-            }
+            // `openai-chat` sends each prompt as one chat message to /v1/chat/completions: the
+            // client runs as `openai` (the chat template's few prompt tokens are not counted)
+            // and the vLLM server pays its chat path (`spec::vllm::frontend`).
             "backend" | "endpoint-type" => set(&mut f.backend, first.clone()),
             "dataset-name" => set(&mut f.dataset_name, first.clone()),
             "dataset-path" => set(&mut f.dataset_path, first.clone().into()),
