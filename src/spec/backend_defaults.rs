@@ -44,11 +44,21 @@ pub fn attention_backend(
         {
             "trtllm_mla"
         }
-        Arch::Blackwell if version >= v(0, 5, 6) && is_mla => "flashinfer",
+        // sm100 MLA: flashinfer from 0.4.7 (`elif is_sm100_supported()`), triton before.
+        Arch::Blackwell if version >= v(0, 4, 7) && is_mla => "flashinfer",
         _ if gpt_oss => "triton",
-        _ if is_mla && version >= v(0, 5, 0) => "triton",
+        // ModelRunner sends MLA to triton in every release (0.4.1: "MLA optimization is turned
+        // on. Use triton backend."; 0.4.6+: the non-Hopper MLA default).
+        _ if is_mla => "triton",
         _ => "flashinfer",
     }
+}
+
+/// Whether the release turns CUDA graphs off for this model whatever the flags say: SGLang
+/// 0.4.1's ModelRunner (`FIXME(HandH1998)`) sets `disable_cuda_graph` for
+/// DeepseekV3ForCausalLM with MLA on; 0.4.1.post1 dropped it (model_runner.py in the wheels).
+pub fn graphs_forced_off(model_arch: &str, is_mla: bool, version: Version) -> bool {
+    is_mla && model_arch == "DeepseekV3ForCausalLM" && version == v(0, 4, 1)
 }
 
 /// Page size the backend forces (1 = token granularity).
@@ -107,6 +117,29 @@ mod tests {
             ),
             "flashinfer"
         );
+        // MLA off Hopper / Blackwell, and on Blackwell before 0.4.7: triton in every release
+        // (0.4.1 ModelRunner: "MLA optimization is turned on. Use triton backend.").
+        for (arch, ver) in [
+            (Arch::Ampere, Version::new(0, 4, 1)),
+            (Arch::Ampere, v),
+            (Arch::Hopper, Version::new(0, 4, 3)),
+            (Arch::Blackwell, Version::new(0, 4, 6)),
+        ] {
+            assert_eq!(
+                attention_backend(arch, "DeepseekV3ForCausalLM", true, ver),
+                "triton"
+            );
+        }
+        assert!(graphs_forced_off(
+            "DeepseekV3ForCausalLM",
+            true,
+            Version::new(0, 4, 1)
+        ));
+        assert!(!graphs_forced_off(
+            "DeepseekV3ForCausalLM",
+            true,
+            Version::post(0, 4, 1, 1)
+        ));
         assert_eq!(page_size("ascend"), 128);
     }
 }

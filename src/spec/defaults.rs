@@ -7,7 +7,7 @@
 //! 0.5.15 the reserve depends on the PD role ([`PD_ROLE_RESERVE_FROM`]). The piecewise-graph
 //! rules live in `spec::piecewise_defaults` and the backend rules in `spec::backend_defaults`;
 //! both are re-exported here.
-pub use super::backend_defaults::{attention_backend, page_size};
+pub use super::backend_defaults::{attention_backend, graphs_forced_off, page_size};
 pub use super::piecewise_defaults::{
     piecewise_cuda_graph_default, piecewise_cuda_graph_tokens, piecewise_reserve_mib,
     PIECEWISE_CUDA_GRAPH_FROM,

@@ -3,6 +3,7 @@
 pub mod backend_defaults;
 pub mod bundled;
 pub mod defaults;
+pub mod dp_attention_rules;
 pub mod engine;
 pub mod expert_parallel;
 pub mod flag_values;

@@ -2,6 +2,7 @@
 //! values the scheduler uses: defaults by version, KV pool size and running-request cap derived
 //! exactly as SGLang derives them (reference A.2, A.3).
 use super::defaults::{self, DefaultsInput, PdRole, GRAPH_CONFIG_FROM};
+use super::dp_attention_rules as dp_rules;
 use super::expert_parallel::ExpertParallel;
 use super::graph_defaults;
 use super::hardware::{Arch, HardwareProfile};
@@ -131,6 +132,12 @@ impl ServerConfig {
         let router = parse::router(flags.load_balance_method.as_deref())?;
         let tp = parse::tp(flags.tp)?;
         model.check_tp(tp)?;
+        // Up to 0.4.4 DP attention sets dp = tp whatever `--dp` says (`dp_attention_rules`).
+        let dp = if flags.enable_dp_attention {
+            dp_rules::dp_size(version, dp, tp)
+        } else {
+            dp
+        };
         // DP attention: `dp` attention ranks inside the one TP group, each with attn_tp_size =
         // tp / dp GPUs (reference A.8). With dp 1 SGLang drops the flag
         // (server_args._handle_data_parallelism, 0.5.3: `if self.dp_size == 1:
@@ -158,6 +165,8 @@ impl ServerConfig {
         )?;
         let kv_dtype = parse::kv_dtype(flags.kv_cache_dtype.as_deref(), model.kv_cache_dtype)?;
         let is_npu = hw.arch == Arch::Ascend;
+        let disable_cuda_graph = flags.disable_cuda_graph
+            || defaults::graphs_forced_off(&model.architecture, model.mla.is_some(), version);
         let mut spec = SpeculativeConfig::resolve(&flags.speculative, model, version, tp)?;
         let dinp = DefaultsInput {
             gpu_mem_mib: hw.memory.reported_total_mib,
@@ -170,7 +179,7 @@ impl ServerConfig {
                 .filter(|_| version >= Version::new(0, 4, 7))
                 .map_or(0.0, |s| speculative::reserve_mib(s.algorithm, version)),
             pd_role,
-            decode_graphs: !flags.disable_cuda_graph,
+            decode_graphs: !disable_cuda_graph,
             max_running_requests: flags.max_running_requests,
             num_draft_tokens: flags.speculative.speculative_num_draft_tokens,
         };
@@ -231,10 +240,10 @@ impl ServerConfig {
         let page_size = parse::positive_flag("--page-size", flags.page_size)?
             .unwrap_or_else(|| defaults::page_size(&attention_backend));
         parse::check_chunk_fits_pages(chunked_prefill_size, page_size)?;
-        // With DP attention every rank prefills at most chunk / dp tokens per step (after the
-        // memory default, which uses the full chunk).
+        // With DP attention every rank prefills at most chunk / dp tokens per step (chunk / 2
+        // up to 0.4.4), after the memory default, which uses the full chunk.
         let chunked_prefill_size = match chunked_prefill_size {
-            Some(c) if dp_attention => Some((c / dp).max(1)),
+            Some(c) if dp_attention => Some(dp_rules::chunk_per_rank(version, c, dp)),
             c => c,
         };
         let schedule_policy = parse::schedule_policy(flags.schedule_policy.as_deref(), version)?;
@@ -367,7 +376,7 @@ impl ServerConfig {
             .min(req_pool_size)
             .max(1);
 
-        let cuda_graph_batch_sizes = if flags.disable_cuda_graph
+        let cuda_graph_batch_sizes = if disable_cuda_graph
             || expert_parallel
                 .as_ref()
                 .is_some_and(|e| e.disables_cuda_graph(version))
@@ -428,6 +437,7 @@ impl ServerConfig {
                 Some(s) => s.worker.overlap,
                 None => {
                     !flags.disable_overlap_schedule
+                        && !(dp_attention && dp_rules::disables_overlap(version))
                         && super::scheduler_cpu::group(version).overlap_by_default
                 }
             },

@@ -244,3 +244,54 @@ fn sglang_0_5_5_post1_gives_qwen3_32b_the_same_pool_on_one_h100_as_on_one_a100()
     assert!((16_000.0..17_000.0).contains(&pools[0]), "{pools:?}");
     assert!((pools[0] / pools[1] - 1.0).abs() < 0.03, "{pools:?}");
 }
+
+/// DeepSeek-V3 with `--tp 8 --enable-dp-attention` (no `--dp`), as in SGLang PR #2738's H200
+/// logs (validation/public 007/008). Read in the wheels' server_args.py / model_runner.py:
+/// up to 0.4.4 DP attention sets dp = tp and halves the chunk (8192 → 4096 per rank's
+/// scheduler), 0.4.1 … 0.4.1.post6 turn the overlap scheduler off, 0.4.1 alone turns CUDA
+/// graphs off for DeepseekV3ForCausalLM, and MLA runs on triton; from 0.4.4.post1 `--dp` must
+/// be given and the chunk is divided by it.
+#[test]
+fn dp_attention_follows_each_release_rules_for_dp_chunk_overlap_and_graphs() {
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    let hw = load_hardware("h200-sxm-141gb").unwrap();
+    let model = load_model("deepseek-v3").unwrap();
+    let resolve = |v: &str, dp: Option<u64>| {
+        let flags = ServerFlags {
+            sglang_version: Some(v.parse().unwrap()),
+            tp: Some(8),
+            dp,
+            enable_dp_attention: true,
+            ..Default::default()
+        };
+        ServerConfig::resolve(&flags, &hw, &model).unwrap()
+    };
+    let c = resolve("0.4.1", None);
+    assert_eq!((c.dp, c.chunked_prefill_size), (8, Some(4096)));
+    assert!(!c.overlap_schedule);
+    assert!(c.cuda_graph_batch_sizes.is_empty());
+    assert_eq!(c.attention_backend, "triton");
+    assert!((c.schedule_conservativeness - 0.3).abs() < 1e-12);
+    let c = resolve("0.4.1.post4", None);
+    assert_eq!((c.dp, c.chunked_prefill_size), (8, Some(4096)));
+    assert!(!c.overlap_schedule);
+    assert!(!c.cuda_graph_batch_sizes.is_empty());
+    // 0.5.6: the chunk without DP attention, divided by the flag's dp (4 here, not tp).
+    let plain = ServerConfig::resolve(
+        &ServerFlags {
+            sglang_version: Some("0.5.6".parse().unwrap()),
+            tp: Some(8),
+            ..Default::default()
+        },
+        &hw,
+        &model,
+    )
+    .unwrap();
+    let c = resolve("0.5.6", Some(4));
+    assert_eq!(c.dp, 4);
+    assert_eq!(
+        c.chunked_prefill_size.unwrap(),
+        plain.chunked_prefill_size.unwrap() / 4
+    );
+    assert!(c.overlap_schedule);
+}
