@@ -2,11 +2,12 @@
 //! flashinfer rows (A100 today): a bounded roofline at FlashInfer's published decode bandwidth,
 //! instead of another engine's kernel rows.
 //!
-//! Which kernel runs: SGLang's `flashinfer_backend.py` (`should_use_tensor_core`, 0.4–0.5.x)
-//! decodes with FlashInfer's tensor-core (prefill-kernel) path when the KV cache is FP8, or
-//! when the rank's GQA group (query heads // KV heads) is at least 4; otherwise with the
-//! CUDA-core decode kernel. Only the tensor-core path is priced here; the CUDA-core one keeps
-//! the caller's price.
+//! Which kernel runs: SGLang's `flashinfer_backend.py` (`should_use_tensor_core`) decodes with
+//! FlashInfer's tensor-core (prefill-kernel) path when the KV cache is FP8, or when the rank's
+//! GQA group (query heads // KV heads) is at least 4 from 0.5.1 (wheel: `gqa_group_size >= 4`),
+//! above 4 before (0.4.6.post2, 0.4.9, 0.4.10, 0.5.0rc2: `gqa_group_size > 4`; sglang#1403);
+//! otherwise with the CUDA-core decode kernel. Only the tensor-core path is priced here; the
+//! CUDA-core one keeps the caller's price.
 //!
 //! The source: FlashInfer's blog, "Accelerating Self-Attentions for LLM Serving with
 //! FlashInfer" (flashinfer.ai, 2024-02-02), Figure 9, "Batch GQA decode performance": batch 64,
@@ -28,6 +29,7 @@
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::{KvDtype, ModelSpec};
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
 
 /// The sourced line of one GPU family: fraction of datasheet HBM bandwidth the kernel streams
 /// the KV cache at, and its fixed time per call.
@@ -52,12 +54,22 @@ pub fn sourced(arch: Arch) -> Option<Sourced> {
     }
 }
 
-/// SGLang's `should_use_tensor_core`: FP8 KV always; bf16/fp16 KV when the rank's GQA group
-/// (integer division, as SGLang's) is at least 4.
-pub fn uses_tensor_cores(q_heads_per_rank: u64, kv_heads_per_rank: u64, kv: KvDtype) -> bool {
+/// SGLang `version`'s `should_use_tensor_core`: FP8 KV always; bf16/fp16 KV when the rank's
+/// GQA group (integer division, as SGLang's) is at least 4 (0.5.1 on), above 4 before.
+pub fn uses_tensor_cores(
+    version: Version,
+    q_heads_per_rank: u64,
+    kv_heads_per_rank: u64,
+    kv: KvDtype,
+) -> bool {
+    let min_group = if version >= Version::new(0, 5, 1) {
+        4
+    } else {
+        5
+    };
     match kv {
         KvDtype::Fp8 => true,
-        KvDtype::Bf16 => q_heads_per_rank / kv_heads_per_rank.max(1) >= 4,
+        KvDtype::Bf16 => q_heads_per_rank / kv_heads_per_rank.max(1) >= min_group,
     }
 }
 
@@ -91,7 +103,7 @@ pub fn bounded(
     let line = sourced(hw.arch)?;
     let q = model.num_attention_heads / server.attn_tp.max(1);
     let kv = model.kv_heads_per_rank(server.attn_tp);
-    if model.mla.is_some() || !uses_tensor_cores(q, kv, server.kv_dtype) {
+    if model.mla.is_some() || !uses_tensor_cores(server.version, q, kv, server.kv_dtype) {
         return None;
     }
     let b = BoundedDecode {
@@ -115,12 +127,15 @@ mod tests {
 
     #[test]
     fn tensor_core_rule_is_sglangs() {
-        // Llama-3.2-3B: 24 / 8 heads, group 3 -> CUDA cores; Llama-3-8B 32 / 8 -> tensor cores.
-        assert!(!uses_tensor_cores(24, 8, KvDtype::Bf16));
-        assert!(uses_tensor_cores(32, 8, KvDtype::Bf16));
-        assert!(uses_tensor_cores(24, 8, KvDtype::Fp8));
+        let (v051, v0410) = (Version::new(0, 5, 1), Version::new(0, 4, 10));
+        // Llama-3.2-3B: 24 / 8 heads, group 3 -> CUDA cores; Qwen3-8B 32 / 8 -> tensor cores
+        // from 0.5.1 (`>= 4`), CUDA cores in 0.4.10 (`> 4`).
+        assert!(!uses_tensor_cores(v051, 24, 8, KvDtype::Bf16));
+        assert!(uses_tensor_cores(v051, 32, 8, KvDtype::Bf16));
+        assert!(!uses_tensor_cores(v0410, 32, 8, KvDtype::Bf16));
+        assert!(uses_tensor_cores(v0410, 24, 8, KvDtype::Fp8));
         // Qwen3-235B at TP8: 8 query heads, its 4 KV heads replicated to 1 a rank -> group 8.
-        assert!(uses_tensor_cores(8, 1, KvDtype::Bf16));
+        assert!(uses_tensor_cores(v0410, 8, 1, KvDtype::Bf16));
     }
 
     #[test]
