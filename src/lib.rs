@@ -30,7 +30,9 @@
 //!   SGLang software gaps by version and GPU (untuned fused MoE: which release ships which
 //!   tuned config, `cost/moe_configs.txt`): `cost::moe_config`; the MoE tables' synthetic
 //!   power-law routing repriced to independent tokens' distinct experts:
-//!   `cost::kernels::moe_routing`; which kernel runs MXFP4
+//!   `cost::kernels::moe_routing`; SGLang's flashinfer decode where the tables have no
+//!   flashinfer rows (A100), at FlashInfer's published bandwidth:
+//!   `cost::kernels::flashinfer_decode`; which kernel runs MXFP4
 //!   (gpt-oss) experts per engine × GPU and its rates where no table row exists (vLLM's Marlin
 //!   on A100): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
 //!   extend runs the window layers' extend triangle in full): `cost::window`; a built

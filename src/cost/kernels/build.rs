@@ -157,10 +157,13 @@ fn num(v: &str) -> f64 {
 /// step). The same database measured the same GPU's FlashAttention-2 decode kernel (vLLM's
 /// tables: 645 µs at batch 128 × context 2048, 32/8 heads, ~82% of HBM, where the FA3 rows
 /// take 915 µs): a split-KV decode kernel like flashinfer's, and the one measured rate of a
-/// kernel SGLang's default would match. `Some` with that surface when this case applies.
+/// kernel SGLang's default would match. `Some` with that surface when this case applies,
+/// unless SGLang decodes on FlashInfer's tensor-core path on a GPU family FlashInfer's own
+/// benchmark measured: then [`super::flashinfer_decode`]'s bounded roofline prices it.
 fn flashinfer_decode_from_fa2(
     db: &KernelDb,
     op: &str,
+    hw: &HardwareProfile,
     model: &ModelSpec,
     server: &ServerConfig,
 ) -> Option<Attention> {
@@ -173,6 +176,14 @@ fn flashinfer_decode_from_fa2(
         && !lacks("flash_attention");
     if !applies {
         return None;
+    }
+    if let Some((bounded, note)) = super::flashinfer_decode::bounded(hw, model, server) {
+        return Some(Attention {
+            surface: None,
+            scale: 1.0,
+            note,
+            bounded: Some(bounded),
+        });
     }
     let fa2 = KernelDb::bundled(&format!("{}_vllm", db.system), server.version).ok()?;
     let mut a = gqa_lanes(&fa2, op, model, server, &["flash_attn"])?;
@@ -193,8 +204,14 @@ fn same_backend(lane: &str, backend: &str) -> bool {
 }
 
 /// GQA attention of one phase (`op` = generation_attention or context_attention).
-fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Attention {
-    if let Some(a) = flashinfer_decode_from_fa2(db, op, model, server) {
+fn gqa(
+    db: &KernelDb,
+    op: &str,
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+) -> Attention {
+    if let Some(a) = flashinfer_decode_from_fa2(db, op, hw, model, server) {
         return a;
     }
     let lanes = [
@@ -221,6 +238,7 @@ fn gqa(db: &KernelDb, op: &str, model: &ModelSpec, server: &ServerConfig) -> Att
             "roofline: no {op} rows for head_dim {} in the {} tables",
             model.head_dim, db.system
         ),
+        bounded: None,
     })
 }
 
@@ -281,6 +299,7 @@ fn gqa_lanes(
                     surface: Some(surface),
                     scale,
                     note,
+                    bounded: None,
                 });
             }
         }
@@ -356,12 +375,14 @@ fn mla(
             surface: Some(surface),
             scale,
             note,
+            bounded: None,
         };
     }
     Attention {
         surface: None,
         scale: 1.0,
         note: format!("roofline: no SGLang {op} table for {}", db.system),
+        bounded: None,
     }
 }
 
@@ -386,8 +407,8 @@ impl KernelCost {
             )
         } else {
             (
-                gqa(db, "generation_attention", model, server),
-                gqa(db, "context_attention", model, server),
+                gqa(db, "generation_attention", hw, model, server),
+                gqa(db, "context_attention", hw, model, server),
             )
         };
         let imbalance = roof.ep_rows(1.0);

@@ -19,6 +19,7 @@ pub mod curve;
 pub mod db;
 pub mod envelope;
 mod explain;
+pub mod flashinfer_decode;
 pub mod memo;
 pub mod moe_routing;
 pub mod ops;
@@ -57,6 +58,8 @@ struct Attention {
     surface: Option<Surface>,
     scale: f64,
     note: String,
+    /// Decode priced by [`flashinfer_decode`]'s bounded roofline (no surface then).
+    bounded: Option<flashinfer_decode::BoundedDecode>,
 }
 
 /// The TP all-reduce: custom all-reduce (graph and eager lanes) below its size limit, NCCL above.
@@ -270,8 +273,9 @@ impl KernelCost {
             let d = &self.decode_attn;
             // The decode tables hold one query per request: a speculative verify or a wide
             // draft pass (width > 1) takes the roofline's price.
-            match d.surface.as_ref().filter(|_| s.decode_width <= 1) {
-                Some(sf) => {
+            let one_query = s.decode_width <= 1;
+            match (d.surface.as_ref().filter(|_| one_query), d.bounded) {
+                (Some(sf), _) => {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
                     let (v, out) = sf.at(b, mean);
@@ -284,7 +288,16 @@ impl KernelCost {
                         *x |= X_ATTN;
                     }
                 }
-                None => {
+                (None, Some(b)) if one_query => {
+                    let ctx = s.decode_ctx_sum as f64;
+                    t += full_layers * b.layer_ns(ctx);
+                    if self.windowed_layers > 0.0 {
+                        let reqs = s.decode_reqs as f64;
+                        let w = self.window.map_or(ctx, |w| ctx.min(w * reqs));
+                        t += self.windowed_layers * b.layer_ns(w);
+                    }
+                }
+                _ => {
                     let only = BatchShape {
                         decode_reqs: s.decode_reqs,
                         decode_ctx_sum: s.decode_ctx_sum,
@@ -423,7 +436,9 @@ impl KernelCost {
         if lin(&self.attn_gemms) || lin(&self.dense_mlp) || lin(&self.moe_dense) {
             b |= 1;
         }
-        if (decode && (self.decode_attn.surface.is_none() || width > 1))
+        let decode_priced =
+            self.decode_attn.surface.is_some() || self.decode_attn.bounded.is_some();
+        if (decode && (!decode_priced || width > 1))
             || (prefill && self.prefill_attn.surface.is_none())
         {
             b |= 2;
