@@ -280,3 +280,60 @@ fn profiles_show_the_facts_of_each_profile_and_model() {
     let models = servesim::spec::bundled::model_names().len();
     assert_eq!(json["models"].as_array().map(Vec::len), Some(models));
 }
+
+/// bench_serving writes `accept_length` (`avg_spec_accept_length` of `/get_server_info`) into
+/// its output-file record; with speculative decoding it is the value the block prints on its
+/// "Accept length:" line, without it `null`.
+#[test]
+fn output_file_carries_the_accept_length_the_block_prints() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("accept-length.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let file = path.to_str().expect("utf-8 path");
+    let common = [
+        "run",
+        "--model",
+        "qwen3-8b",
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "100",
+        "--random-output-len",
+        "400",
+        "--num-prompts",
+        "8",
+        // A finite rate: `inf` is written as Python's bare `Infinity`, not JSON.
+        "--request-rate",
+        "100",
+        "--output-file",
+        file,
+    ];
+    let spec = [
+        "--speculative-algorithm",
+        "EAGLE3",
+        "--speculative-draft-model-path",
+        "qwen3-8b-eagle3",
+        "--speculative-num-steps",
+        "3",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-draft-tokens",
+        "4",
+    ];
+    let block = exec(&[&common[..], &spec[..]].concat()).expect("runs");
+    exec(&common).expect("runs");
+    let printed: f64 = block
+        .lines()
+        .find_map(|l| l.strip_prefix("Accept length:"))
+        .expect("the block prints an accept length")
+        .trim()
+        .parse()
+        .unwrap();
+    let text = std::fs::read_to_string(&path).expect("written");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written = lines[0]["accept_length"].as_f64().expect("a number");
+    assert!((written - printed).abs() < 0.005, "{written} vs {printed}");
+    assert!(lines[1]["accept_length"].is_null());
+}

@@ -7,8 +7,8 @@
 //!   bare token `Infinity`, which is not valid JSON. Finite rates are numbers.
 //! * Keys whose values servesim does not have are left out (`tag`, `dataset_name`,
 //!   `sharegpt_output_len`, `random_*`, `server_info`); callers may put such facts in `extra`.
-//!   `accept_length` is `null` (no speculative decoding is modelled); bench_serving writes
-//!   `null` too when the server reports none.
+//!   `accept_length` is the server's mean accepted draft length under speculative decoding,
+//!   `null` without it (bench_serving writes `null` too when the server reports none).
 //! * `max_itl_ms` is added (a `BenchmarkMetrics` field that bench_serving prints but does not
 //!   write), and everything servesim-specific goes under the key `"servesim"`.
 //! * Key order: insertion order (bench_serving's) if serde_json's `preserve_order` feature is
@@ -41,7 +41,6 @@ pub fn render(m: &BenchMetrics, h: &ReportHeader, extra: &Value) -> String {
             "request_rate" if !h.request_rate.is_finite() => {
                 Value::from(super::text::py_float_repr(h.request_rate))
             }
-            "accept_length" => m.accept_length.map_or(Value::Null, Value::from),
             _ => metric_value(k, m, h),
         };
         map.insert(k.to_string(), v);

@@ -5,8 +5,7 @@
 //! it back; strict JSON parsers do not).
 //!
 //! What servesim cannot give exactly: `server_info` (SGLang's `/get_server_info`) holds the
-//! resolved server configuration instead; `accept_length` is null (no speculative decoding
-//! here); the details have no `itls` (the simulator keeps inter-token latencies pooled, not
+//! resolved server configuration instead; the details have no `itls` (the simulator keeps inter-token latencies pooled, not
 //! per request) and `generated_texts` are empty strings (no text is generated).
 use super::ReportHeader;
 use crate::metrics::BenchMetrics;
@@ -145,7 +144,7 @@ fn value(k: &str, m: &BenchMetrics, f: &LineFacts) -> String {
 }
 
 /// The value of an output-file key that the metrics and the header decide (`Null` for a key
-/// they do not: the client's and server's facts, `accept_length`); `request_rate` must be
+/// they do not: the client's and server's facts); `request_rate` must be
 /// finite (each format writes `inf` its own way). Shared with `report::json`.
 pub(super) fn metric_value(k: &str, m: &BenchMetrics, h: &ReportHeader) -> Value {
     match k {
@@ -165,6 +164,8 @@ pub(super) fn metric_value(k: &str, m: &BenchMetrics, h: &ReportHeader) -> Value
         "concurrency" => Value::from(m.concurrency),
         "max_output_tokens_per_s" => Value::from(m.peak_output_throughput),
         "max_concurrent_requests" => Value::from(m.peak_concurrent_requests),
+        // `avg_spec_accept_length` from `/get_server_info`; None without speculative decoding.
+        "accept_length" => m.accept_length.map_or(Value::Null, Value::from),
         _ => stat(k, m).map_or(Value::Null, Value::from),
     }
 }
