@@ -450,8 +450,9 @@ fn vllm_gpt_oss(version: &str) -> ServerFlags {
 /// 4096-token extend over 8192 cached tokens: the 12 full layers attend 4096 · (8192 + 2048)
 /// pairs, the 12 window layers (128) 4096 · 128 from 0.11.0 (tiles outside the window
 /// skipped, vllm#24390) but the full causal work in 0.10.2 (mask only). The floor is above
-/// the tensor-core price (16384 FLOP per pair at the profile's triton prefill efficiency)
-/// and the KV stream from HBM at these shapes, so it is the price under both backends.
+/// the FlashAttention price vLLM's other A100 models get (16384 FLOP per pair at the
+/// profile's flashinfer prefill efficiency) and the KV stream from HBM at these shapes, so
+/// it is the price under both backends. Decode keeps that price (not SGLang's triton's).
 #[test]
 fn vllm_gpt_oss_on_a100_prefill_attention_is_l2_bound_triton_by_hand() {
     use servesim::cost::breakdown::Component;
@@ -470,8 +471,30 @@ fn vllm_gpt_oss_on_a100_prefill_attention_is_l2_bound_triton_by_hand() {
     s.add_prefill(4096, 8192, Some(128));
     let per_pair_s = 2048.0 / 2.0 / 4.97e12;
     let tensor_per_pair_s =
-        16384.0 / (hw.peaks.bf16_flops_per_s * hw.attention("triton").unwrap().prefill);
+        16384.0 / (hw.peaks.bf16_flops_per_s * hw.attention("flashinfer").unwrap().prefill);
     assert!(per_pair_s > tensor_per_pair_s, "the L2 floor binds");
+    let decode = decode(64, 64 * 3000, Some(64));
+    let sglang_flash = ServerFlags {
+        attention_backend: Some("flashinfer".into()),
+        ..Default::default()
+    };
+    let vllm_decode = component_ns(
+        "a100-sxm4-80gb",
+        "gpt-oss-20b",
+        &vllm_gpt_oss("0.11.0"),
+        CostModel::Roofline,
+        Component::Attention,
+        &decode,
+    );
+    let flash_decode = component_ns(
+        "a100-sxm4-80gb",
+        "gpt-oss-20b",
+        &sglang_flash,
+        CostModel::Roofline,
+        Component::Attention,
+        &decode,
+    );
+    assert_eq!(vllm_decode, flash_decode, "decode at the flashinfer price");
     let full = 4096.0 * (8192.0 + 2048.0);
     for (version, window_work) in [("0.11.0", 4096.0 * 128.0), ("0.10.2", full)] {
         let want_ns = 12.0 * (full + window_work) * per_pair_s * 1e9;

@@ -84,6 +84,19 @@ fn l2_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
     (hw.arch == Arch::Ampere).then_some(A100_L2_BYTES_PER_S)
 }
 
+/// The profile's attention-efficiency key that prices `server`'s attention below the floor:
+/// vLLM's Triton unified attention keeps the FlashAttention-2 price vLLM's other sm80 models
+/// get (`flashinfer`, the closest measured kernel: decode reads each request's K/V once, as
+/// FlashAttention does); the profile's `triton` constants describe SGLang's triton kernels.
+pub fn efficiency_key<'a>(hw: &HardwareProfile, server: &'a ServerConfig) -> &'a str {
+    let vllm_triton = server.vllm.is_some() && server.attention_backend == "triton";
+    if vllm_triton && hw.attention("flashinfer").is_ok() {
+        "flashinfer"
+    } else {
+        &server.attention_backend
+    }
+}
+
 impl UnifiedAttention {
     /// The kernel of a vLLM server on `triton` attention, `None` for every other server
     /// (SGLang's triton backend is another kernel: [`super::window`]).

@@ -126,7 +126,7 @@ impl Roofline {
         }
         Ok(Roofline {
             placement,
-            attn: hw.attention(&server.attention_backend)?,
+            attn: hw.attention(super::unified_attention::efficiency_key(hw, server))?,
             hw: hw.clone(),
             overheads: Overheads::new(hw, model, server),
             tp: tp as f64,
