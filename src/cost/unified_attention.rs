@@ -21,6 +21,10 @@
 //! 312 TFLOP/s needs ~63 FLOP/B at the L2 rate below).
 //! Price: per layer, max(the FlashAttention price, work / `BLOCK_Q` × KV bytes per token per
 //! layer / L2 bandwidth), work = Σ query × attended-key pairs ([`super::BatchShape`]).
+//! Corroboration (another GPU, same kernel): intel/intel-xpu-backend-for-triton#7309 finds
+//! vLLM's unified attention prefill flat in sequence length because "the kernel's default
+//! BLOCK_M=16 makes the Q@K/P@V dots too small", and ~2× faster with BLOCK_M 32: the price
+//! scales with K/V loads per query token, as here.
 //!
 //! **L2 bandwidth (A100).** The A100 whitepaper gives 5120 bytes/clk of L2 read bandwidth
 //! (V100: 2048), × 1.41 GHz boost = 7.22 TB/s peak. Achieved: Jia et al., "Dissecting the
