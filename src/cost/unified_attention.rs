@@ -36,10 +36,13 @@
 //!
 //! **Sliding-window layers.** From vLLM 0.11.0 the 2D kernel skips the key tiles outside the
 //! window (vllm-project/vllm#24390, "before this change, GPT-OSS + triton attention backend
-//! was spending equal amount of time between global and local attention"; opened
-//! 2025-09-07, assumed first released in 0.11.0): windowed work there is
-//! Σ extend · min(prefix + extend / 2, window). Before 0.11.0 the window was a mask only:
-//! windowed layers cost the full causal work.
+//! was spending equal amount of time between global and local attention"): windowed work
+//! there is Σ extend · min(prefix + extend / 2, window). Before 0.11.0 the window was a mask
+//! only: windowed layers cost the full causal work. Read in the vLLM 0.10.2 and 0.11.0
+//! wheels: 0.10.2's 2D kernel loops over every tile, 0.11.0's from `tile_start`; both launch
+//! `BLOCK_M = 16 if num_queries_per_kv <= 16`, `BLOCK_Q = BLOCK_M // num_queries_per_kv`,
+//! prefill tiles of 32 keys, and pick TRITON_ATTN for sinks off sm90 (0.10.2: `if has_sink
+//! and not cls.is_device_capability(90)`; 0.11.0 also for an fp8 KV cache, not modelled).
 //!
 //! Not priced here: the split-KV ("3D") decode kernel used at small decode batches scanned
 //! every tile of windowed layers until vllm-project/vllm#31984 (2026); decode keeps the
