@@ -561,3 +561,18 @@ fn gpt_oss_attention_h100_beats_a100_and_grows_with_context() {
         }
     }
 }
+
+/// SGLang's gpt-oss branch of `server_args.py` (read in the 0.5.0rc2, 0.5.1 and 0.5.5.post1
+/// wheels): sm100 trtllm_mha, sm90 fa3, else triton, before 0.5.6's Blackwell rule existed.
+#[test]
+fn sglang_gpt_oss_attention_backend_before_0_5_6() {
+    use servesim::spec::defaults::attention_backend;
+    use servesim::spec::hardware::Arch;
+    for ver in ["0.5.1", "0.5.5.post1", "0.5.23"] {
+        let v = ver.parse().unwrap();
+        let oss = |arch| attention_backend(arch, "GptOssForCausalLM", false, v);
+        assert_eq!(oss(Arch::Blackwell), "trtllm_mha", "{ver}");
+        assert_eq!(oss(Arch::Hopper), "fa3", "{ver}");
+        assert_eq!(oss(Arch::Ampere), "triton", "{ver}");
+    }
+}
