@@ -35,9 +35,9 @@ pub fn attention_backend(
         {
             "fa3"
         }
-        // sm100 (0.5.6, reference A.6): TensorRT-LLM kernels for gpt-oss and DeepSeek-V3; from
-        // 0.5.6.post1 trtllm_mha for every MHA model (server_args.py `is_blackwell()` branch).
-        Arch::Blackwell if version >= v(0, 5, 6) && gpt_oss => "trtllm_mha",
+        // sm100: gpt-oss trtllm_mha since 0.5.0rc2 (its own branch; 0.5.1/0.5.5.post1 wheels);
+        // DeepSeek-V3 0.5.6+, every MHA model 0.5.6.post1+ (`is_blackwell()` branch, A.6).
+        Arch::Blackwell if gpt_oss => "trtllm_mha",
         Arch::Blackwell if version >= Version::post(0, 5, 6, 1) && !is_mla => "trtllm_mha",
         Arch::Blackwell
             if version >= v(0, 5, 6) && is_mla && model_arch == "DeepseekV3ForCausalLM" =>

@@ -322,6 +322,12 @@ impl ModelSpec {
         Ok(())
     }
 
+    /// The attention layers carry learned sinks (gpt-oss, `GptOssForCausalLM`: its
+    /// `self.sinks` per query head), which decide vLLM's attention backend.
+    pub fn has_attention_sinks(&self) -> bool {
+        self.architecture.starts_with("GptOss")
+    }
+
     /// KV heads held by one rank: replicated when fewer than `tp` (SGLang's `get_num_kv_heads`).
     pub fn kv_heads_per_rank(&self, tp: u64) -> u64 {
         (self.num_kv_heads / tp.max(1)).max(1)

@@ -74,6 +74,9 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             s.prefill_reqs,
             (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt()
         ));
+        if let Some(u) = k.roof.unified {
+            attn.push(format!("floored per layer by {}", u.describe()));
+        }
     }
     let attn_tables = measured(
         [

@@ -316,11 +316,12 @@ impl KernelCost {
                     let r = s.prefill_reqs as f64;
                     let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
                     let (v, out) = sf.at(r, len(s.prefill_attn_work));
-                    t += full_layers * v * p.scale;
+                    t += full_layers * (v * p.scale).max(self.roof.unified_floor_ns(s, false));
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
                         let (w, _) = sf.at(r, len(work));
-                        t += self.windowed_layers * w * p.scale;
+                        t += self.windowed_layers
+                            * (w * p.scale).max(self.roof.unified_floor_ns(s, true));
                     }
                     if out {
                         *x |= X_ATTN;

@@ -52,6 +52,8 @@ pub struct Roofline {
     windowed_layers: f64,
     /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
     window_prefix_only: bool,
+    /// vLLM's Triton unified attention's L2-bound prefill ([`super::unified_attention`]).
+    pub(crate) unified: Option<super::unified_attention::UnifiedAttention>,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -124,7 +126,7 @@ impl Roofline {
         }
         Ok(Roofline {
             placement,
-            attn: hw.attention(&server.attention_backend)?,
+            attn: hw.attention(super::unified_attention::efficiency_key(hw, server))?,
             hw: hw.clone(),
             overheads: Overheads::new(hw, model, server),
             tp: tp as f64,
@@ -157,6 +159,7 @@ impl Roofline {
                 .as_ref()
                 .map_or(0.0, |s| s.layers as f64),
             window_prefix_only: super::window::extend_clips_prefix_only(server),
+            unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
             custom_all_reduce: hw.arch != Arch::Ascend
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
@@ -270,6 +273,14 @@ impl Roofline {
         compute_s.max(memory_s) * 1e9
     }
 
+    /// The L2 floor of one layer's prefill attention under vLLM's Triton unified attention
+    /// (ns), 0 under every other kernel ([`super::unified_attention`]).
+    pub(crate) fn unified_floor_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
+        self.unified.map_or(0.0, |u| {
+            u.prefill_floor_ns(s, windowed, self.kv_bytes_per_token_layer)
+        })
+    }
+
     /// Attention of one layer (ns); `windowed` selects the sliding-window variant.
     fn attention_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
         let peak = self.hw.peaks.bf16_flops_per_s;
@@ -289,7 +300,9 @@ impl Roofline {
             let compute_s = work * self.attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s =
                 kv_tokens * self.kv_bytes_per_token_layer / (bw * self.hw.efficiency.memory);
-            t += compute_s.max(memory_s);
+            t += compute_s
+                .max(memory_s)
+                .max(self.unified_floor_ns(s, windowed) / 1e9);
         }
         if s.decode_reqs > 0 {
             let ctx = match (windowed, self.window_tokens) {

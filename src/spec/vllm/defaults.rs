@@ -179,9 +179,13 @@ pub fn capture_sizes(version: Version, arch: Arch, max_num_seqs: u64, mnbt: u64)
 /// The attention-efficiency key of the hardware profile that prices vLLM's default backend
 /// (`platforms/cuda.py::get_attn_backend_cls`): FlashAttention 3 on Hopper, FlashInfer on
 /// Blackwell (0.10.1+), FlashAttention 2 elsewhere (priced as flashinfer, the closest
-/// measured kernel), FlashMLA for MLA on Hopper; alternatives follow in order.
-pub fn attention_keys(arch: Arch, mla: bool) -> &'static [&'static str] {
+/// measured kernel), FlashMLA for MLA on Hopper; alternatives follow in order. A model with
+/// attention sinks (gpt-oss, `sinks`) runs Triton unified attention on sm80 (0.10.1–0.11.x:
+/// `if (has_sink or use_fp8_kv_cache) and not cls.is_device_capability(90)`; later releases
+/// reject FlashAttention 2 for sinks and fall to Triton too): `cost::unified_attention`.
+pub fn attention_keys(arch: Arch, mla: bool, sinks: bool) -> &'static [&'static str] {
     match (arch, mla) {
+        (Arch::Ampere, false) if sinks => &["triton", "flashinfer", "fa3"],
         (Arch::Hopper, true) => &["flashmla", "fa3", "flashinfer", "triton"],
         (Arch::Hopper, false) => &["fa3", "flashinfer", "triton"],
         (Arch::Blackwell, _) => &["flashinfer", "triton"],

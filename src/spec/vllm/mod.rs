@@ -282,20 +282,21 @@ pub fn resolve(
     } else {
         defaults::capture_sizes(version, hw.arch, max_num_seqs, mnbt)
     };
-    let attention_backend = defaults::attention_keys(hw.arch, model.mla.is_some())
-        .iter()
-        .find(|k| hw.attention(k).is_ok())
-        .map(|k| k.to_string())
-        .ok_or_else(|| {
-            Error::invalid(
-                "hardware profile",
-                "efficiency.attention",
-                format!(
-                    "{} has none of the attention backends vLLM runs there",
-                    hw.name
-                ),
-            )
-        })?;
+    let attention_backend =
+        defaults::attention_keys(hw.arch, model.mla.is_some(), model.has_attention_sinks())
+            .iter()
+            .find(|k| hw.attention(k).is_ok())
+            .map(|k| k.to_string())
+            .ok_or_else(|| {
+                Error::invalid(
+                    "hardware profile",
+                    "efficiency.attention",
+                    format!(
+                        "{} has none of the attention backends vLLM runs there",
+                        hw.name
+                    ),
+                )
+            })?;
 
     // Memory (gpu_worker.determine_available_memory, reference A.9).
     let expert_parallel = crate::spec::expert_parallel::ExpertParallel::resolve_vllm(
