@@ -436,8 +436,8 @@ impl ServerConfig {
             overlap_schedule: match &spec {
                 Some(s) => s.worker.overlap,
                 None => {
-                    !flags.disable_overlap_schedule
-                        && !(dp_attention && dp_rules::disables_overlap(version))
+                    let forced_off = dp_attention && dp_rules::disables_overlap(version);
+                    !(flags.disable_overlap_schedule || forced_off)
                         && super::scheduler_cpu::group(version).overlap_by_default
                 }
             },
