@@ -16,7 +16,8 @@
 //!   accepted: `spec::version`, 0.3.0 to 0.5.23, default 0.5.23); the prefill CUDA graph
 //!   (piecewise 0.5.10–0.5.15, breakable 0.5.16+) and its reserve: `spec::graph_defaults`;
 //!   scheduler rules changed after 0.5.15 (0.5.22's full `ignore_eos` reserve, no ride for
-//!   finishing requests): `spec::version_rules`;
+//!   finishing requests): `spec::version_rules`; what DP attention sets per release:
+//!   `spec::dp_attention_rules`;
 //! - admission decided (refused, clipped, or never admitted): `engine::admission`, called by
 //!   the event loop (`engine::sim`) and the up-front check (`simulation::sanity`); the
 //!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;
