@@ -5,8 +5,9 @@
 //! it back; strict JSON parsers do not).
 //!
 //! What servesim cannot give exactly: `server_info` (SGLang's `/get_server_info`) holds the
-//! resolved server configuration instead; the details have no `itls` (the simulator keeps inter-token latencies pooled, not
-//! per request) and `generated_texts` are empty strings (no text is generated).
+//! resolved server configuration instead; the details have no `itls` (the simulator keeps
+//! inter-token latencies pooled, not per request) and `generated_texts` are empty strings (no
+//! text is generated).
 use super::ReportHeader;
 use crate::metrics::BenchMetrics;
 use crate::spec::version::Version;

@@ -1,5 +1,6 @@
-//! SGLang's default attention backend per accelerator, model and version, and the KV page
-//! size a backend forces (server_args.py; reference A.6). Re-exported by `spec::defaults`.
+//! SGLang's default attention backend per accelerator, model and version, the KV page size a
+//! backend forces (server_args.py; reference A.6), and the release that turns CUDA graphs off
+//! for a model (ModelRunner's model-specific adjustment). Re-exported by `spec::defaults`.
 use super::hardware::Arch;
 use super::version::Version;
 
