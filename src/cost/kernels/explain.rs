@@ -78,7 +78,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             attn.push(format!("floored per layer by {}", u.describe()));
         }
         if let Some(t) = k.roof.triton_mla {
-            attn.push(format!("priced per layer by {}", t.describe()));
+            attn.push(format!("floored per layer by {}", t.describe()));
         }
     }
     let attn_tables = measured(
