@@ -77,6 +77,9 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         if let Some(u) = k.roof.unified {
             attn.push(format!("floored per layer by {}", u.describe()));
         }
+        if let Some(t) = k.roof.triton_mla {
+            attn.push(format!("floored per layer by {}", t.describe()));
+        }
     }
     let attn_tables = measured(
         [

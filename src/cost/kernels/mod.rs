@@ -316,7 +316,10 @@ impl KernelCost {
                     let r = s.prefill_reqs as f64;
                     let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
                     let (v, out) = sf.at(r, len(s.prefill_attn_work));
-                    t += full_layers * (v * p.scale).max(self.roof.unified_floor_ns(s, false));
+                    t += full_layers
+                        * (v * p.scale)
+                            .max(self.roof.unified_floor_ns(s, false))
+                            .max(self.roof.triton_mla_prefill_ns(s));
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
                         let (w, _) = sf.at(r, len(work));

@@ -54,6 +54,8 @@ pub struct Roofline {
     window_prefix_only: bool,
     /// vLLM's Triton unified attention's L2-bound prefill ([`super::unified_attention`]).
     pub(crate) unified: Option<super::unified_attention::UnifiedAttention>,
+    /// SGLang's triton extend kernel at MLA prefill ([`super::triton_mla_prefill`]).
+    pub(crate) triton_mla: Option<super::triton_mla_prefill::TritonMlaPrefill>,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -160,6 +162,7 @@ impl Roofline {
                 .map_or(0.0, |s| s.layers as f64),
             window_prefix_only: super::window::extend_clips_prefix_only(server),
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
+            triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
             // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
             custom_all_reduce: hw.arch != Arch::Ascend
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
@@ -281,6 +284,12 @@ impl Roofline {
         })
     }
 
+    /// One full-attention layer's prefill under SGLang's triton kernel at MLA prefill (ns),
+    /// 0 under every other kernel ([`super::triton_mla_prefill`]).
+    pub(crate) fn triton_mla_prefill_ns(&self, s: &BatchShape) -> f64 {
+        self.triton_mla.map_or(0.0, |k| k.layer_ns(s))
+    }
+
     /// Attention of one layer (ns); `windowed` selects the sliding-window variant.
     fn attention_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
         let peak = self.hw.peaks.bf16_flops_per_s;
@@ -300,9 +309,15 @@ impl Roofline {
             let compute_s = work * self.attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s =
                 kv_tokens * self.kv_bytes_per_token_layer / (bw * self.hw.efficiency.memory);
+            let triton_mla_s = if windowed {
+                0.0
+            } else {
+                self.triton_mla_prefill_ns(s) / 1e9
+            };
             t += compute_s
                 .max(memory_s)
-                .max(self.unified_floor_ns(s, windowed) / 1e9);
+                .max(self.unified_floor_ns(s, windowed) / 1e9)
+                .max(triton_mla_s);
         }
         if s.decode_reqs > 0 {
             let ctx = match (windowed, self.window_tokens) {
