@@ -391,7 +391,7 @@ fn explain_prices_the_dp_attention_lockstep_over_the_gathered_tokens() {
         .find(|l| l.contains("lockstep of 8 DP-attention ranks"))
         .expect("a lockstep line");
     assert_eq!(number_after(lockstep, "over the"), 8.0 * reqs, "{lockstep}");
-    let group_ms = number_after(lockstep, "tokens): step");
+    let group_ms = number_after(lockstep, "): step");
     assert!(group_ms > one_rank_ms, "{group_ms} vs {one_rank_ms}");
     assert!(!exec(&args(false)).expect("runs").contains("lockstep of"));
 }

@@ -82,9 +82,15 @@ fn lockstep_line(sc: &Scenario, cost: &dyn crate::cost::StepCost, decode: &Batch
         return String::new();
     }
     let t = cost.group_step_time(&vec![*decode; ranks as usize]);
+    let gathered = ranks * decode.decode_tokens();
+    let padded = (ranks as f64 * decode.gemm_rows()).round() as u64;
+    let pad = if padded > gathered {
+        format!(", padded to {padded} rows by the CUDA graphs")
+    } else {
+        String::new()
+    };
     format!(
-        "  lockstep of {ranks} DP-attention ranks at this batch each (MLP / MoE, collectives and LM head over the {} gathered tokens): step {:.3} ms = GPU {:.3} ms, CPU {:.3} ms; the breakdown above is one rank alone\n",
-        ranks * decode.decode_tokens(),
+        "  lockstep of {ranks} DP-attention ranks at this batch each (MLP / MoE, collectives and LM head over the {gathered} gathered tokens{pad}): step {:.3} ms = GPU {:.3} ms, CPU {:.3} ms; the breakdown above is one rank alone\n",
         t.total_ns / 1e6,
         t.gpu_ns / 1e6,
         t.cpu_ns / 1e6,
