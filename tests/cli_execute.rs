@@ -337,3 +337,61 @@ fn output_file_carries_the_accept_length_the_block_prints() {
     assert!((written - printed).abs() < 0.005, "{written} vs {printed}");
     assert!(lines[1]["accept_length"].is_null());
 }
+
+/// Under DP attention `--explain` adds the lockstep step the engine prices: every rank at the
+/// representative batch, MLP / MoE and collectives over the ranks' gathered tokens. Gathering
+/// eight ranks' tokens can never make the step cheaper than one rank alone, and the line is
+/// absent without DP attention.
+#[test]
+fn explain_prices_the_dp_attention_lockstep_over_the_gathered_tokens() {
+    let args = |dp: bool| {
+        let mut a = vec![
+            "run",
+            "--hardware",
+            "h200-sxm-141gb",
+            "--model",
+            "deepseek-v3",
+            "--tp",
+            "8",
+            "--sglang-version",
+            "0.4.1",
+            "--random-input-len",
+            "64",
+            "--random-output-len",
+            "32",
+            "--random-range-ratio",
+            "1",
+            "--num-prompts",
+            "32",
+            "--explain",
+        ];
+        if dp {
+            a.push("--enable-dp-attention");
+        }
+        a
+    };
+    let out = exec(&args(true)).expect("runs");
+    let number_after = |line: &str, key: &str| -> f64 {
+        let rest = &line[line.find(key).expect(key) + key.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let decode = out
+        .lines()
+        .find(|l| l.starts_with("decode step:"))
+        .expect("a decode step");
+    let reqs = number_after(decode, "decode step:");
+    let lines: Vec<&str> = out.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("decode step:"))
+        .unwrap();
+    let one_rank_ms = number_after(lines[i + 1], "step");
+    let lockstep = out
+        .lines()
+        .find(|l| l.contains("lockstep of 8 DP-attention ranks"))
+        .expect("a lockstep line");
+    assert_eq!(number_after(lockstep, "over the"), 8.0 * reqs, "{lockstep}");
+    let group_ms = number_after(lockstep, "): step");
+    assert!(group_ms > one_rank_ms, "{group_ms} vs {one_rank_ms}");
+    assert!(!exec(&args(false)).expect("runs").contains("lockstep of"));
+}

@@ -294,6 +294,27 @@ mod tests {
     }
 
     #[test]
+    fn deepseek_v3_on_h200_is_untuned_on_0_4_1_and_tuned_from_0_4_1_post4() {
+        // Read in the PyPI wheels: 0.4.1 ships no `fused_moe_triton/configs` directory at all
+        // (its lookup name has no block_shape); 0.4.1.post4 ships
+        // `E=256,N=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128, 128].json`
+        // (SGLang issue #2591's "FusedMoE tuning for H200" item, between the two).
+        let s = shape_of(256, 256, "fp8_w8a8@128x128");
+        assert_eq!(
+            shipped("NVIDIA_H200", &s, v("0.4.1")),
+            Some((false, v("0.4.1")))
+        );
+        assert_eq!(
+            shipped("NVIDIA_H200", &s, v("0.4.1.post4")),
+            Some((true, v("0.4.1.post4")))
+        );
+        assert_eq!(
+            shipped("NVIDIA_H200", &s, v("0.4.2")),
+            Some((true, v("0.4.1.post4")))
+        );
+    }
+
+    #[test]
     fn the_release_table_reads_the_newest_release_not_newer_than_the_run() {
         // The E=264 B200 file arrived in 0.4.6.post3 (PR #6111, May 2025); the E=257 one in
         // 0.4.7 (#6939 of 2025-06-06, released 2025-06-10); neither before.

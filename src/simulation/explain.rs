@@ -72,6 +72,31 @@ fn render(title: &str, shape: &BatchShape, b: &StepBreakdown) -> String {
     s
 }
 
+/// Under DP attention the breakdown above is one rank alone, its MoE over its own tokens; the
+/// engine prices a lockstep step of every rank, whose MLP / MoE, collectives and LM head run
+/// over the tokens gathered from all ranks (`StepCost::group_step_time`). This line prices
+/// that step with every rank at the representative batch; empty without DP attention.
+fn lockstep_line(sc: &Scenario, cost: &dyn crate::cost::StepCost, decode: &BatchShape) -> String {
+    let ranks = sc.server.dp;
+    if !sc.server.dp_attention || ranks <= 1 {
+        return String::new();
+    }
+    let t = cost.group_step_time(&vec![*decode; ranks as usize]);
+    let gathered = ranks * decode.decode_tokens();
+    let padded = (ranks as f64 * decode.gemm_rows()).round() as u64;
+    let pad = if padded > gathered {
+        format!(", padded to {padded} rows by the CUDA graphs")
+    } else {
+        String::new()
+    };
+    format!(
+        "  lockstep of {ranks} DP-attention ranks at this batch each (MLP / MoE, collectives and LM head over the {gathered} gathered tokens{pad}): step {:.3} ms = GPU {:.3} ms, CPU {:.3} ms; the breakdown above is one rank alone\n",
+        t.total_ns / 1e6,
+        t.gpu_ns / 1e6,
+        t.cpu_ns / 1e6,
+    )
+}
+
 /// The `--explain` text for a finished run.
 pub fn explain_text(sc: &Scenario, out: &RunOutput) -> Result<String> {
     let cost = sc.step_cost()?;
@@ -80,6 +105,7 @@ pub fn explain_text(sc: &Scenario, out: &RunOutput) -> Result<String> {
         "\n--- explain: representative steps of this run (see `servesim run --help`) ---\n",
     );
     s += &render("decode step", &decode, &cost.explain(&decode));
+    s += &lockstep_line(sc, cost.as_ref(), &decode);
     s += &render("prefill step", &prefill, &cost.explain(&prefill));
     if let Some(costs) = super::vllm::frontend_costs(sc) {
         s += &crate::spec::vllm::frontend::explain_line(&costs);
