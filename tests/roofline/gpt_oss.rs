@@ -6,10 +6,12 @@ use super::*;
 /// MoE (vLLM `mxfp4.py`: the Marlin backend below sm90; src/cost/mxfp4.rs), priced by hand:
 /// a 4096-token prefill routes 4 of 32 experts per token, so every expert is touched
 /// (32 · (1 − (28/32)^4096) = 32), each with 3 · 2880 · 2880 weights at 4.25 bits. Compute
-/// is a bf16 GEMM at the profile's dense GEMM efficiency × 0.9 (Marlin paper: ~10% below
-/// FP16 at large batch) plus the roll-off's padding rows (`gemm_half_tokens` per expert,
-/// capped at reading the weights); 24 layers. Under both backends (A100's tables hold no
-/// MXFP4 MoE rows), and not the profile's SGLang constants: SGLang's price differs.
+/// is a bf16 GEMM at 54% of the bf16 peak (the kernel's large-M rate on an H20, FlagGems
+/// #4483) plus the roll-off's padding rows (`gemm_half_tokens` per expert, capped at reading
+/// the weights); the packed weights stream at the H20's measured 1.32 TB/s carried per
+/// SM-clock to the A100 (× 108 · 1.41 GHz / (78 · 1.98 GHz) ≈ 1.30 TB/s, under the profile's
+/// plain weight rate); 24 layers. Under both backends (A100's tables hold no MXFP4 MoE rows),
+/// and not the profile's SGLang constants: SGLang's price differs.
 #[test]
 fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     use servesim::cost::breakdown::Component;
@@ -18,8 +20,14 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     let e = &hw.efficiency;
     let p = 3.0 * 2880.0 * 2880.0;
     let (m, k, experts) = (4096.0, 4.0, 32.0);
-    let rate = hw.peaks.bf16_flops_per_s * e.gemm * 0.9;
-    let bw = hw.memory.bandwidth_bytes_per_s * e.memory;
+    let rate = hw.peaks.bf16_flops_per_s * 0.54;
+    let marlin_bw: f64 = 1.32e12 * (108.0 * 1.41e9) / (78.0 * 1.98e9);
+    assert!((marlin_bw / 1.3016e12 - 1.0).abs() < 1e-3, "{marlin_bw}");
+    let bw = (hw.memory.bandwidth_bytes_per_s * e.memory).min(marlin_bw);
+    assert!(
+        bw < hw.memory.bandwidth_bytes_per_s * e.memory,
+        "the Marlin rate binds"
+    );
     let weights_s = experts * p * 4.25 / 8.0 / bw;
     let padding_s = (2.0 * experts * p * e.gemm_half_tokens / rate).min(weights_s);
     let compute_s = 2.0 * m * k * p / rate + padding_s;
