@@ -28,7 +28,7 @@
 //!     0.9 × this profile's GEMM efficiency), with the usual small-M roll-off per expert's
 //!     rows (`gemm_half_tokens`). The dense Marlin paper's "~10% below FP16" (Frantar et
 //!     al., PPoPP 2025) was the previous price and does not describe the MoE MXFP4 variant.
-//!   The profile's `moe_gemm` (SGLang's triton fused MoE) does not describe this kernel.
+//!   - The profile's `moe_gemm` (SGLang's triton fused MoE) does not describe this kernel.
 //! - **SGLang: the profile's `mxfp4_*` constants** (fitted on seed 003's SGLang 0.5.1 A100
 //!   runs, its dequantising path on sm80), unchanged here.
 //! - **vLLM on sm90/sm100 without table rows:** the grouped-GEMM efficiency (`moe_gemm`), as

@@ -68,6 +68,44 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     }
 }
 
+/// One decode token of gpt-oss-120b on one A100 under vLLM touches 4 of 128 experts per
+/// layer: Marlin's price is the packed weights (4 · 3 · 2880 · 2880 · 4.25 / 8 bytes per layer,
+/// 36 layers) at the rate vLLM's `fused_marlin_moe` streamed MXFP4 weights on an H20 at one
+/// token (FlagGems #4483: 0.144 ms for 2 Mixtral experts, 2 · 3 · 4096 · 14336 · 4.25 / 8 bytes)
+/// carried per SM-clock (A100 108 × 1.41 GHz, H20 78 × 1.98 GHz), plus a few percent of tensor
+/// work; not the 1.84 TB/s plain weights stream at (which would be ≥ 25% cheaper).
+#[test]
+fn vllm_marlin_decode_streams_the_packed_experts_at_the_kernels_measured_rate() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::CostModel;
+    let h20_bytes_per_s: f64 = 2.0 * 3.0 * 4096.0 * 14336.0 * 4.25 / 8.0 / 0.144e-3;
+    assert!(
+        (h20_bytes_per_s / 1.30e12 - 1.0).abs() < 0.01,
+        "{h20_bytes_per_s}"
+    );
+    let a100_bytes_per_s = h20_bytes_per_s * (108.0 * 1.41) / (78.0 * 1.98);
+    let want_ns = 36.0 * 4.0 * 3.0 * 2880.0 * 2880.0 * 4.25 / 8.0 / a100_bytes_per_s * 1e9;
+    let decode = BatchShape {
+        decode_reqs: 1,
+        decode_ctx_sum: 1000,
+        ..Default::default()
+    };
+    for cost in [CostModel::Roofline, CostModel::Kernels] {
+        let got = component_ns(
+            "a100-sxm4-80gb",
+            "gpt-oss-120b",
+            &vllm_gpt_oss("0.11.0"),
+            cost,
+            Component::Moe,
+            &decode,
+        );
+        assert!(
+            got >= 0.99 * want_ns && got <= 1.06 * want_ns,
+            "{cost:?}: {got} ns, packed weights at the Marlin rate {want_ns} ns"
+        );
+    }
+}
+
 /// On H100 and B200 vLLM's MXFP4 experts are priced by the measured `mxfp4` MoE rows of the
 /// bundled vLLM tables (hardware-profiles/kernels/{h100,b200}_sxm_vllm/moe.txt, row
 /// `mxfp4 2880 2880 4 32 1 1`: 1649 and 1563 µs per layer at 4096 tokens, a grid point), so a
