@@ -2,13 +2,14 @@
 //! the roofline prices it with where no measured MoE table row exists (A100: AIConfigurator
 //! measured no MXFP4 MoE there; the H100/H200/B200 tables hold `mxfp4` rows and price it).
 //!
-//! - **vLLM below sm90 (A100): Marlin W4A16.** vLLM's `get_mxfp4_backend` (0.10.1–0.11.x,
-//!   `quantization/mxfp4.py`) picks `Mxfp4Backend.MARLIN` when the device capability is below
-//!   9 (`fused_marlin_moe`): weights stay packed (4.25 bits), each tile is dequantised in
-//!   registers and multiplied on the FP16/BF16 tensor cores. Its price is a bounded roofline
-//!   of that kernel, from timings of the kernel itself (vLLM's `fused_marlin_moe` on MXFP4
-//!   weights, the baseline column of flagos-ai/FlagGems PRs #4483 and #4943, H20, Mixtral
-//!   shape E=8, hidden 4096, expert width 14336, top-2; see validation/gpustack/gpt-oss-notes.md):
+//! - **vLLM below sm90 (A100): Marlin W4A16.** vLLM's `quantization/mxfp4.py` (0.10.1.1
+//!   `_should_use_marlin`, 0.11.0 `get_mxfp4_backend`; read in the sdists) picks Marlin when
+//!   the device capability is below 9 (`fused_marlin_moe`): weights stay packed (4.25 bits),
+//!   each tile is dequantised in registers and multiplied on the FP16/BF16 tensor cores. Its
+//!   price is a bounded roofline of that kernel, from timings of the kernel itself (vLLM's
+//!   `fused_marlin_moe` on MXFP4 weights, the baseline column of flagos-ai/FlagGems PRs #4483
+//!   and #4943, H20, Mixtral shape E=8, hidden 4096, expert width 14336, top-2; see
+//!   validation/gpustack/gpt-oss-notes.md):
 //!   - **small M: a packed-weight stream rate, not HBM.** 1 / 4 / 8 / 16 tokens take
 //!     0.144 / 0.384 / 0.509 / 0.512 ms for 2 / 5.5 / 7.2 / 7.9 experts' packed weights
 //!     (93.6 MB each): 1.30 / 1.33 / 1.32 / 1.45 TB/s, a third of the H20's 4.0 TB/s and
@@ -16,10 +17,10 @@
 //!     multiply, address arithmetic on the same `mma.sync` / `cp.async` code as on sm80)
 //!     binds, not the HBM. Carried to the A100 per SM-clock (H20 78 SMs × 1.98 GHz, A100
 //!     108 × 1.41 GHz: 154.4 vs 152.3 G SM-cycles/s) it is
-//!     [`MARLIN_STREAM_BYTES_PER_S_SM80`] ≈ 1.30 TB/s (bounds 1.28–1.61: the 16-token
-//!     value; an H20 clock as low as 1.755 GHz), under the 1.84 TB/s A100 streams plain
-//!     weights at: the experts' bytes are priced at the smaller of the two. The measured
-//!     kernel is vLLM ~0.20's; 0.10.2 / 0.11.0's is assumed no faster (so the bound is
+//!     [`MARLIN_STREAM_BYTES_PER_S_SM80`] ≈ 1.30 TB/s (bounds 1.28–1.61: the 1-token rate;
+//!     the 16-token rate at an H20 clock as low as 1.755 GHz), under the 1.84 TB/s A100
+//!     streams plain weights at: the experts' bytes are priced at the smaller of the two. The
+//!     measured kernel is vLLM ~0.20's; 0.10.2 / 0.11.0's is assumed no faster (so the bound is
 //!     optimistic), and gpt-oss's smaller experts (2880 × 5760) do not tile better than
 //!     Mixtral's.
 //!   - **large M: [`MARLIN_MOE_PEAK_FRACTION`] of the bf16 peak.** 4096 / 16384 / 32768
@@ -30,9 +31,13 @@
 //!     al., PPoPP 2025) was the previous price and does not describe the MoE MXFP4 variant.
 //!   - The profile's `moe_gemm` (SGLang's triton fused MoE) does not describe this kernel.
 //! - **SGLang: the profile's `mxfp4_*` constants** (fitted on seed 003's SGLang 0.5.1 A100
-//!   runs, its dequantising path on sm80), unchanged here.
+//!   runs), unchanged here. 0.5.1 (wheel) runs triton_kernels' `matmul_ogs` on sm80 too when
+//!   that package imports (`server_args.py`: `auto` → `triton_kernel` at ep 1); its other
+//!   branch upcasts the experts to bf16 at load, through the same package.
 //! - **vLLM on sm90/sm100 without table rows:** the grouped-GEMM efficiency (`moe_gemm`), as
 //!   before (triton_kernels `matmul_ogs` / FlashInfer; the bundled tables normally price it).
+//!   Not modelled: a stock vLLM 0.10.2 / 0.11.0 install has no `triton_kernels` package, so on
+//!   sm90 it runs Marlin too (validation/gpustack/gpt-oss-notes.md, section 5).
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
