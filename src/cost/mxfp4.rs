@@ -2,38 +2,64 @@
 //! the roofline prices it with where no measured MoE table row exists (A100: AIConfigurator
 //! measured no MXFP4 MoE there; the H100/H200/B200 tables hold `mxfp4` rows and price it).
 //!
-//! - **vLLM below sm90 (A100): Marlin W4A16.** vLLM's `get_mxfp4_backend` (0.10.1–0.11.x,
-//!   `quantization/mxfp4.py`) picks `Mxfp4Backend.MARLIN` when the device capability is below
-//!   9 (`fused_marlin_moe`): weights stay packed (4.25 bits), each tile is dequantised in
-//!   registers and multiplied on the FP16/BF16 tensor cores. Its price is therefore a bf16
-//!   GEMM of the same shape at the GPU's dense GEMM efficiency (`efficiency.gemm`, with the
-//!   usual small-M roll-off per expert's rows), times [`MARLIN_LARGE_BATCH_RATIO`], floored
-//!   by streaming the packed weights. Source of the ratio: Frantar et al., "MARLIN: Mixed-
-//!   Precision Auto-Regressive Parallel Inference on Large Language Models" (PPoPP 2025,
-//!   arXiv 2408.11743): Marlin's FLOP/s reach the compute roof above batch ~64 and at batch
-//!   ≥ 1024 stay ~10% below the FP16 GEMM. Assumed: the MoE variant (same Marlin GEMM
-//!   template, per-expert tiles) keeps that ratio; bounded to [0.8, 1.0] of the dense rate.
-//!   Cross-check against the MoE kernel itself: vLLM's `fused_marlin_moe` (W4A16) timed on
-//!   an H20 (148 TFLOP/s bf16) by flagos-ai/FlagGems PRs #3375 and #3609, shape E=512,
-//!   hidden 4096, expert width 1024, top-10: 5.65 / 8.67 / 21.5 / 31.8 ms at 1024 / 2048 /
-//!   4096 / 8192 tokens = 31 / 40 / 32 / 44% of peak at 20–160 rows per expert; this
-//!   roofline gives 18 / 28 / 39 / 50% there with A100's constants (0.665 × rows / (rows +
-//!   54.7)): within the measured spread, cheaper only at ≥ 80 rows.
-//!   The profile's `moe_gemm` (SGLang's triton fused MoE, ~21% of peak on A100) does not
-//!   describe this kernel: it priced a 2048-token gpt-oss-20b prefill's experts at 152 ms
-//!   where the whole real step takes under 87 ms (GPUStack rand 128/4: 1000 × 128 tokens
-//!   in 5.44 s at 2048 tokens a step).
+//! - **vLLM below sm90 (A100): Marlin W4A16.** vLLM's `quantization/mxfp4.py` (0.10.1.1
+//!   `_should_use_marlin`, 0.11.0 `get_mxfp4_backend`; read in the sdists) picks Marlin when
+//!   the device capability is below 9 (`fused_marlin_moe`): weights stay packed (4.25 bits),
+//!   each tile is dequantised in registers and multiplied on the FP16/BF16 tensor cores. Its
+//!   price is a bounded roofline of that kernel, from timings of the kernel itself (vLLM's
+//!   `fused_marlin_moe` on MXFP4 weights, the baseline column of flagos-ai/FlagGems PRs #4483
+//!   and #4943, H20, Mixtral shape E=8, hidden 4096, expert width 14336, top-2; see
+//!   validation/gpustack/gpt-oss-notes.md):
+//!   - **small M: a packed-weight stream rate, not HBM.** 1 / 4 / 8 / 16 tokens take
+//!     0.144 / 0.384 / 0.509 / 0.512 ms for 2 / 5.5 / 7.2 / 7.9 experts' packed weights
+//!     (93.6 MB each): 1.30 / 1.33 / 1.32 / 1.45 TB/s, a third of the H20's 4.0 TB/s and
+//!     flat in the byte count, so the kernel's own per-SM work (FP4 → BF16 dequant, scale
+//!     multiply, address arithmetic on the same `mma.sync` / `cp.async` code as on sm80)
+//!     binds, not the HBM. Carried to the A100 per SM-clock (H20 78 SMs × 1.98 GHz, A100
+//!     108 × 1.41 GHz: 154.4 vs 152.3 G SM-cycles/s) it is
+//!     [`MARLIN_STREAM_BYTES_PER_S_SM80`] ≈ 1.30 TB/s (bounds 1.28–1.61: the 1-token rate;
+//!     the 16-token rate at an H20 clock as low as 1.755 GHz), under the 1.84 TB/s A100
+//!     streams plain weights at: the experts' bytes are priced at the smaller of the two. The
+//!     measured kernel is vLLM ~0.20's; 0.10.2 / 0.11.0's is assumed no faster (so the bound is
+//!     optimistic), and gpt-oss's smaller experts (2880 × 5760) do not tile better than
+//!     Mixtral's.
+//!   - **large M: [`MARLIN_MOE_PEAK_FRACTION`] of the bf16 peak.** 4096 / 16384 / 32768
+//!     tokens (1024–8192 rows per expert) run at 52 / 54 / 54% of the H20's 148 TFLOP/s
+//!     (bounds 0.48, the 1024-token value, to 0.69, the Marlin paper's dense INT4 kernel at
+//!     0.9 × this profile's GEMM efficiency), with the usual small-M roll-off per expert's
+//!     rows (`gemm_half_tokens`). The dense Marlin paper's "~10% below FP16" (Frantar et
+//!     al., PPoPP 2025) was the previous price and does not describe the MoE MXFP4 variant.
+//!   - The profile's `moe_gemm` (SGLang's triton fused MoE) does not describe this kernel.
 //! - **SGLang: the profile's `mxfp4_*` constants** (fitted on seed 003's SGLang 0.5.1 A100
-//!   runs, its dequantising path on sm80), unchanged here.
+//!   runs), unchanged here. 0.5.1 (wheel) runs triton_kernels' `matmul_ogs` on sm80 too when
+//!   that package imports (`server_args.py`: `auto` → `triton_kernel` at ep 1); its other
+//!   branch upcasts the experts to bf16 at load, through the same package.
 //! - **vLLM on sm90/sm100 without table rows:** the grouped-GEMM efficiency (`moe_gemm`), as
 //!   before (triton_kernels `matmul_ogs` / FlashInfer; the bundled tables normally price it).
+//!   Not modelled: a stock vLLM 0.10.2 / 0.11.0 install has no `triton_kernels` package, so on
+//!   sm90 it runs Marlin too (validation/gpustack/gpt-oss-notes.md, section 5).
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
 
-/// Marlin's throughput at large batch over the FP16 GEMM's (Marlin paper: ~10% slower at
-/// batch ≥ 1024; bounds 0.8–1.0).
-pub const MARLIN_LARGE_BATCH_RATIO: f64 = 0.9;
+/// vLLM's Marlin MXFP4 fused MoE at large M, as a fraction of the bf16 tensor peak: 52–54%
+/// measured on an H20 at 1024–8192 rows per expert (FlagGems PRs #4483 / #4943, vLLM
+/// baseline); bounds 0.48–0.69. Capped at the profile's dense GEMM efficiency.
+pub const MARLIN_MOE_PEAK_FRACTION: f64 = 0.54;
+
+/// Packed-weight bytes per second vLLM's Marlin MXFP4 fused MoE streams at 1–8 tokens on an
+/// H20 (FlagGems PRs #4483 / #4943: 1.30 / 1.33 / 1.32 TB/s).
+const H20_MARLIN_STREAM_BYTES_PER_S: f64 = 1.32e12;
+/// H20: 78 SMs (Geekbench 6 listing) at Hopper's 1.98 GHz boost (assumed; bounds 1.755–1.98).
+const H20_SM_CYCLES_PER_S: f64 = 78.0 * 1.98e9;
+/// A100 SXM4: 108 SMs at 1.41 GHz boost (NVIDIA A100 whitepaper).
+const A100_SM_CYCLES_PER_S: f64 = 108.0 * 1.41e9;
+
+/// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on sm80 (A100): the H20's
+/// measured rate per SM-clock, ≈ 1.30e12 B/s (bounds 1.28–1.61e12). The experts' weight
+/// bytes stream at the smaller of this and the profile's `bandwidth × memory`.
+pub const MARLIN_STREAM_BYTES_PER_S_SM80: f64 =
+    H20_MARLIN_STREAM_BYTES_PER_S * A100_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S;
 
 /// The MXFP4 expert kernel of a deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +93,17 @@ pub struct ExpertRates {
     pub half_tokens: f64,
 }
 
+/// Multiplier on the profile's weight-stream rate (`bandwidth × memory`) that brings it down
+/// to [`MARLIN_STREAM_BYTES_PER_S_SM80`]; 1 where the profile's own rate is already lower.
+fn marlin_memory_mult(hw: &HardwareProfile) -> f64 {
+    let plain = hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory;
+    if plain > 0.0 {
+        (MARLIN_STREAM_BYTES_PER_S_SM80 / plain).min(1.0)
+    } else {
+        1.0
+    }
+}
+
 impl Mxfp4Kernel {
     /// The efficiencies of this kernel on `hw`.
     pub fn rates(self, hw: &HardwareProfile) -> ExpertRates {
@@ -79,8 +116,8 @@ impl Mxfp4Kernel {
                 half_tokens: e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens),
             },
             Mxfp4Kernel::VllmMarlin => ExpertRates {
-                peak_eff: e.gemm * MARLIN_LARGE_BATCH_RATIO,
-                memory_mult: 1.0,
+                peak_eff: MARLIN_MOE_PEAK_FRACTION.min(e.gemm),
+                memory_mult: marlin_memory_mult(hw),
                 half_tokens: e.gemm_half_tokens,
             },
             Mxfp4Kernel::VllmNative => ExpertRates {
@@ -100,8 +137,11 @@ impl Mxfp4Kernel {
                 hw.efficiency.mxfp4_compute, r.memory_mult, r.half_tokens
             ),
             Mxfp4Kernel::VllmMarlin => format!(
-                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80; vLLM mxfp4.py), bounded roofline: bf16 GEMM at gemm {:.3} × {MARLIN_LARGE_BATCH_RATIO} (Marlin paper: ~10% below FP16 at large batch) = {:.3} of peak, half at {:.1} rows per expert, floored by the packed 4.25-bit weights",
-                hw.efficiency.gemm, r.peak_eff, r.half_tokens
+                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock: {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+                r.peak_eff,
+                r.half_tokens,
+                hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
+                r.memory_mult
             ),
             Mxfp4Kernel::VllmNative => format!(
                 "MXFP4 experts: vLLM's native MXFP4 MoE, no table row: moe_gemm {:.3}",

@@ -6,10 +6,12 @@ use super::*;
 /// MoE (vLLM `mxfp4.py`: the Marlin backend below sm90; src/cost/mxfp4.rs), priced by hand:
 /// a 4096-token prefill routes 4 of 32 experts per token, so every expert is touched
 /// (32 · (1 − (28/32)^4096) = 32), each with 3 · 2880 · 2880 weights at 4.25 bits. Compute
-/// is a bf16 GEMM at the profile's dense GEMM efficiency × 0.9 (Marlin paper: ~10% below
-/// FP16 at large batch) plus the roll-off's padding rows (`gemm_half_tokens` per expert,
-/// capped at reading the weights); 24 layers. Under both backends (A100's tables hold no
-/// MXFP4 MoE rows), and not the profile's SGLang constants: SGLang's price differs.
+/// is a bf16 GEMM at 54% of the bf16 peak (the kernel's large-M rate on an H20, FlagGems
+/// #4483) plus the roll-off's padding rows (`gemm_half_tokens` per expert, capped at reading
+/// the weights); the packed weights stream at the H20's measured 1.32 TB/s carried per
+/// SM-clock to the A100 (× 108 · 1.41 GHz / (78 · 1.98 GHz) ≈ 1.30 TB/s, under the profile's
+/// plain weight rate); 24 layers. Under both backends (A100's tables hold no MXFP4 MoE rows),
+/// and not the profile's SGLang constants: SGLang's price differs.
 #[test]
 fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     use servesim::cost::breakdown::Component;
@@ -18,8 +20,14 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     let e = &hw.efficiency;
     let p = 3.0 * 2880.0 * 2880.0;
     let (m, k, experts) = (4096.0, 4.0, 32.0);
-    let rate = hw.peaks.bf16_flops_per_s * e.gemm * 0.9;
-    let bw = hw.memory.bandwidth_bytes_per_s * e.memory;
+    let rate = hw.peaks.bf16_flops_per_s * 0.54;
+    let marlin_bw: f64 = 1.32e12 * (108.0 * 1.41e9) / (78.0 * 1.98e9);
+    assert!((marlin_bw / 1.3016e12 - 1.0).abs() < 1e-3, "{marlin_bw}");
+    let bw = (hw.memory.bandwidth_bytes_per_s * e.memory).min(marlin_bw);
+    assert!(
+        bw < hw.memory.bandwidth_bytes_per_s * e.memory,
+        "the Marlin rate binds"
+    );
     let weights_s = experts * p * 4.25 / 8.0 / bw;
     let padding_s = (2.0 * experts * p * e.gemm_half_tokens / rate).min(weights_s);
     let compute_s = 2.0 * m * k * p / rate + padding_s;
@@ -56,6 +64,44 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
         assert!(
             sglang > 1.5 * got,
             "{cost:?}: SGLang's fitted sm80 path {sglang} ns vs Marlin {got} ns"
+        );
+    }
+}
+
+/// One decode token of gpt-oss-120b on one A100 under vLLM touches 4 of 128 experts per
+/// layer: Marlin's price is the packed weights (4 · 3 · 2880 · 2880 · 4.25 / 8 bytes per layer,
+/// 36 layers) at the rate vLLM's `fused_marlin_moe` streamed MXFP4 weights on an H20 at one
+/// token (FlagGems #4483: 0.144 ms for 2 Mixtral experts, 2 · 3 · 4096 · 14336 · 4.25 / 8 bytes)
+/// carried per SM-clock (A100 108 × 1.41 GHz, H20 78 × 1.98 GHz), plus a few percent of tensor
+/// work; not the 1.84 TB/s plain weights stream at (which would be ≥ 25% cheaper).
+#[test]
+fn vllm_marlin_decode_streams_the_packed_experts_at_the_kernels_measured_rate() {
+    use servesim::cost::breakdown::Component;
+    use servesim::cost::CostModel;
+    let h20_bytes_per_s: f64 = 2.0 * 3.0 * 4096.0 * 14336.0 * 4.25 / 8.0 / 0.144e-3;
+    assert!(
+        (h20_bytes_per_s / 1.30e12 - 1.0).abs() < 0.01,
+        "{h20_bytes_per_s}"
+    );
+    let a100_bytes_per_s = h20_bytes_per_s * (108.0 * 1.41) / (78.0 * 1.98);
+    let want_ns = 36.0 * 4.0 * 3.0 * 2880.0 * 2880.0 * 4.25 / 8.0 / a100_bytes_per_s * 1e9;
+    let decode = BatchShape {
+        decode_reqs: 1,
+        decode_ctx_sum: 1000,
+        ..Default::default()
+    };
+    for cost in [CostModel::Roofline, CostModel::Kernels] {
+        let got = component_ns(
+            "a100-sxm4-80gb",
+            "gpt-oss-120b",
+            &vllm_gpt_oss("0.11.0"),
+            cost,
+            Component::Moe,
+            &decode,
+        );
+        assert!(
+            got >= 0.99 * want_ns && got <= 1.06 * want_ns,
+            "{cost:?}: {got} ns, packed weights at the Marlin rate {want_ns} ns"
         );
     }
 }

@@ -236,10 +236,11 @@ fn a_crowded_async_run_with_wasted_slots_keeps_its_kv_accounts_and_serves_every_
 
 /// MXFP4 experts on A100 (no native FP4): the profile's `mxfp4_*` constants describe SGLang's
 /// slow dequantising MoE path (fitted on seed 003's gpt-oss runs); vLLM runs them through its
-/// Marlin W4A16 fused MoE, priced as a bf16 GEMM at the dense GEMM efficiency × 0.9 (the
-/// Marlin paper; src/cost/mxfp4.rs) with the plain roll-off and memory efficiency. So a vLLM
-/// server's step is the SGLang server's step on a profile whose MXFP4 constants give those
-/// rates (compute gemm × 0.9 / moe_gemm, memory 1, half-point gemm_half_tokens; within 2%:
+/// Marlin W4A16 fused MoE, priced as a bf16 GEMM at the kernel's measured large-M rate and
+/// packed-weight stream rate (src/cost/mxfp4.rs) with the plain roll-off. So a vLLM server's
+/// step is the SGLang server's step on a profile whose MXFP4 constants give those rates
+/// (compute peak fraction / moe_gemm, memory the stream rate over the profile's plain weight
+/// rate, half-point gemm_half_tokens; within 2%:
 /// the engines' attention kernels differ), and cheaper than SGLang's on the bundled profile
 /// (2× at a 2000-token prefill, more at decode).
 #[test]
@@ -256,9 +257,11 @@ fn a_vllm_server_prices_mxfp4_experts_on_a100_with_marlin_not_sglangs_slow_path(
     };
     let mut neutral = hw.clone();
     let e = &mut neutral.efficiency;
-    e.mxfp4_compute =
-        e.gemm * servesim::cost::mxfp4::MARLIN_LARGE_BATCH_RATIO / e.moe_gemm.unwrap_or(e.gemm);
-    e.mxfp4_memory = 1.0;
+    use servesim::cost::mxfp4::{MARLIN_MOE_PEAK_FRACTION, MARLIN_STREAM_BYTES_PER_S_SM80};
+    e.mxfp4_compute = MARLIN_MOE_PEAK_FRACTION.min(e.gemm) / e.moe_gemm.unwrap_or(e.gemm);
+    e.mxfp4_memory = (MARLIN_STREAM_BYTES_PER_S_SM80
+        / (neutral.memory.bandwidth_bytes_per_s * e.memory))
+        .min(1.0);
     e.mxfp4_half_tokens = Some(e.gemm_half_tokens);
     for shape in [
         BatchShape {
