@@ -3,6 +3,8 @@
 //! when no prefill can be formed; decode checks KV memory and retracts when it runs out;
 //! the new-token ratio decays per decode step and resets when idle.
 pub mod adder;
+pub mod adder_rules;
+mod batch_full;
 pub mod config;
 mod decode;
 mod prebuilt;
@@ -101,6 +103,9 @@ pub struct Scheduler {
     min_ratio: f64,
     ratio_decay: f64,
     batch_is_full: bool,
+    /// `update_running_batch` calls left before the one that clears `batch_is_full` after
+    /// requests finished in a decode step (0: none pending; `batch_full`).
+    full_clear_in: u8,
     join_seq: u64,
     /// PD prefill server: KV of finished prompts still being transferred (`prebuilt.rs`).
     pd_held_tokens: u64,
@@ -141,6 +146,7 @@ impl Scheduler {
             min_ratio,
             ratio_decay: (init_ratio - min_ratio) / 600.0,
             batch_is_full: false,
+            full_clear_in: 0,
             join_seq: 0,
             pd_held_tokens: 0,
             ghosts: (0, 0),
@@ -312,11 +318,31 @@ impl Scheduler {
             }
             return Some(b);
         }
+        let emptied = self.running.is_empty() && self.full_clear_in > 0;
         let b = self.try_decode();
         if b.is_some() {
             self.stats.decode_steps += 1;
+        } else if emptied && !self.waiting.is_empty() {
+            // `update_running_batch` on a batch whose every request finished cleared the flag:
+            // this iteration runs nothing (the normal loop's idle check resets the ratio; the
+            // overlap loop's only after two empty iterations) and the next one prefills.
+            if !self.cfg.overlap_schedule {
+                self.on_idle();
+            }
+            return self.next_batch();
         }
         b
+    }
+
+    /// One `update_running_batch` call: clears `batch_is_full` when it is the one that
+    /// filters the requests finished in an earlier decode step (`batch_full`).
+    pub(super) fn tick_full_clear(&mut self) {
+        if self.full_clear_in > 0 {
+            self.full_clear_in -= 1;
+            if self.full_clear_in == 0 {
+                self.batch_is_full = false;
+            }
+        }
     }
 
     pub(super) fn allocate(&mut self, tokens: u64) {
@@ -438,7 +464,12 @@ impl Scheduler {
                 res.finished.push(m.id);
             }
             if !res.finished.is_empty() {
-                self.batch_is_full = false;
+                let delay =
+                    batch_full::clear_after_decodes(self.cfg.version, self.cfg.overlap_schedule);
+                self.full_clear_in = match self.full_clear_in {
+                    0 => delay,
+                    pending => pending.min(delay),
+                };
             }
             let ride = version_rules::finished_rides_next_decode(
                 self.cfg.version,
