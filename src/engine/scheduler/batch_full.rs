@@ -17,8 +17,9 @@
 use crate::spec::version::Version;
 use crate::spec::version_rules;
 
-/// How many `update_running_batch` calls after the decode step in which requests finished the
-/// one that clears `batch_is_full` is (1 = the next one).
+/// How many iterations after the decode step in which requests finished their
+/// `update_running_batch` can first filter them (1 = the next iteration's), whether or not
+/// the iterations between run a prefill.
 pub fn clear_after_decodes(version: Version, overlap: bool) -> u8 {
     if version_rules::finished_rides_next_decode(version, overlap) {
         2
@@ -64,6 +65,48 @@ mod tests {
             s.complete(&b);
         }
         panic!("never prefilled");
+    }
+
+    /// Iterations as P (prefill) / D (decode) with the running cap at 4: four running requests
+    /// finishing one per decode step, ten waiting.
+    fn pattern(version: &str) -> String {
+        let flags = ServerFlags {
+            sglang_version: Some(version.parse().unwrap()),
+            max_running_requests: Some(4),
+            ..Default::default()
+        };
+        let hw = load_hardware("h100-sxm5-80gb").unwrap();
+        let cfg = ServerConfig::resolve(&flags, &hw, &load_model("qwen2.5-0.5b").unwrap()).unwrap();
+        let mut s = Scheduler::new(&cfg, None);
+        for (i, max_new) in [2, 3, 4, 5].into_iter().enumerate() {
+            let id = s.add_request(10, max_new);
+            s.reqs[id].phase = Phase::Running;
+            s.running.join(id, 11, 1, 10, max_new, i as u64);
+            s.allocate(11);
+        }
+        for _ in 0..10 {
+            let id = s.add_request(10, 50);
+            s.arrive(id);
+        }
+        (0..6)
+            .map(|_| {
+                let b = s.next_batch().unwrap();
+                s.complete(&b);
+                if b.prefill.is_empty() {
+                    'D'
+                } else {
+                    'P'
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prefill_between_does_not_delay_the_clear() {
+        // 0.5.1 overlap, by hand: iteration 1 hits the cap (flag set) and decodes, finishing A;
+        // A rides 2 (B finishes); 3 filters A and clears; 4 prefills up to the cap (flag set);
+        // 5 filters B and C (their results were processed in 3 and 4) and clears; 6 prefills.
+        assert_eq!(pattern("0.5.1"), "DDDPDP");
     }
 
     #[test]

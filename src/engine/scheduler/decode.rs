@@ -11,15 +11,10 @@ const RETRACT_DECODE_STEPS: u64 = 20;
 
 impl Scheduler {
     pub(super) fn try_decode(&mut self) -> Option<Batch> {
+        self.filter_finished();
         if self.running.is_empty() {
-            // `update_running_batch` on an emptied batch clears the flag at once.
-            if self.full_clear_in > 0 {
-                self.full_clear_in = 0;
-                self.batch_is_full = false;
-            }
             return None;
         }
-        self.tick_full_clear();
         let page = self.cfg.page_size;
         let mut retracted = Vec::new();
         if self.kv_free() < self.decode_reserve() {

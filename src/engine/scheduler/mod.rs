@@ -103,9 +103,11 @@ pub struct Scheduler {
     min_ratio: f64,
     ratio_decay: f64,
     batch_is_full: bool,
-    /// `update_running_batch` calls left before the one that clears `batch_is_full` after
-    /// requests finished in a decode step (0: none pending; `batch_full`).
-    full_clear_in: u8,
+    /// Decode finishes not yet visible to `filter_batch`: bit i set = some become visible
+    /// i iterations from now (`batch_full`).
+    finish_bits: u8,
+    /// Finished requests are visible: the next `update_running_batch` clears `batch_is_full`.
+    full_clear_ready: bool,
     join_seq: u64,
     /// PD prefill server: KV of finished prompts still being transferred (`prebuilt.rs`).
     pd_held_tokens: u64,
@@ -146,7 +148,8 @@ impl Scheduler {
             min_ratio,
             ratio_decay: (init_ratio - min_ratio) / 600.0,
             batch_is_full: false,
-            full_clear_in: 0,
+            finish_bits: 0,
+            full_clear_ready: false,
             join_seq: 0,
             pd_held_tokens: 0,
             ghosts: (0, 0),
@@ -310,6 +313,11 @@ impl Scheduler {
         if cap > 4096 && self.waiting.len() < cap / 4 {
             self.waiting.shrink_to(cap / 2); // a drained backlog gives its memory back
         }
+        self.finish_bits >>= 1;
+        if self.finish_bits & 1 != 0 {
+            self.finish_bits &= !1;
+            self.full_clear_ready = true;
+        }
         if let Some(b) = self.try_prefill() {
             self.ghosts = (0, 0);
             self.stats.prefill_steps += 1;
@@ -318,7 +326,7 @@ impl Scheduler {
             }
             return Some(b);
         }
-        let emptied = self.running.is_empty() && self.full_clear_in > 0;
+        let emptied = self.running.is_empty() && (self.full_clear_ready || self.finish_bits != 0);
         let b = self.try_decode();
         if b.is_some() {
             self.stats.decode_steps += 1;
@@ -334,14 +342,16 @@ impl Scheduler {
         b
     }
 
-    /// One `update_running_batch` call: clears `batch_is_full` when it is the one that
-    /// filters the requests finished in an earlier decode step (`batch_full`).
-    pub(super) fn tick_full_clear(&mut self) {
-        if self.full_clear_in > 0 {
-            self.full_clear_in -= 1;
-            if self.full_clear_in == 0 {
-                self.batch_is_full = false;
+    /// One `update_running_batch` call: clears `batch_is_full` when its `filter_batch` drops
+    /// requests that finished in an earlier decode step (`batch_full`); on an emptied batch
+    /// it drops every finished request at once.
+    pub(super) fn filter_finished(&mut self) {
+        if self.full_clear_ready || (self.running.is_empty() && self.finish_bits != 0) {
+            self.full_clear_ready = false;
+            if self.running.is_empty() {
+                self.finish_bits = 0;
             }
+            self.batch_is_full = false;
         }
     }
 
@@ -466,10 +476,7 @@ impl Scheduler {
             if !res.finished.is_empty() {
                 let delay =
                     batch_full::clear_after_decodes(self.cfg.version, self.cfg.overlap_schedule);
-                self.full_clear_in = match self.full_clear_in {
-                    0 => delay,
-                    pending => pending.min(delay),
-                };
+                self.finish_bits |= 1 << delay;
             }
             let ride = version_rules::finished_rides_next_decode(
                 self.cfg.version,
