@@ -20,7 +20,9 @@
 //!   `spec::dp_attention_rules`;
 //! - admission decided (refused, clipped, or never admitted): `engine::admission`, called by
 //!   the event loop (`engine::sim`) and the up-front check (`simulation::sanity`); the
-//!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`;
+//!   per-iteration budgets (PrefillAdder) in `engine::scheduler::adder`, their per-release
+//!   rules in `engine::scheduler::adder_rules`, when admission resumes after a decode finish
+//!   in `engine/scheduler/batch_full.rs`;
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
 //! - the decode (or any) step priced: `cost::kernels` (the default where the profile names

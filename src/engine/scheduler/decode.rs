@@ -11,6 +11,7 @@ const RETRACT_DECODE_STEPS: u64 = 20;
 
 impl Scheduler {
     pub(super) fn try_decode(&mut self) -> Option<Batch> {
+        self.filter_finished();
         if self.running.is_empty() {
             return None;
         }

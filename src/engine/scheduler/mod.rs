@@ -3,6 +3,8 @@
 //! when no prefill can be formed; decode checks KV memory and retracts when it runs out;
 //! the new-token ratio decays per decode step and resets when idle.
 pub mod adder;
+pub mod adder_rules;
+mod batch_full;
 pub mod config;
 mod decode;
 mod prebuilt;
@@ -101,6 +103,11 @@ pub struct Scheduler {
     min_ratio: f64,
     ratio_decay: f64,
     batch_is_full: bool,
+    /// Decode finishes not yet visible to `filter_batch`: bit i set = some become visible
+    /// i iterations from now (`batch_full`).
+    finish_bits: u8,
+    /// Finished requests are visible: the next `update_running_batch` clears `batch_is_full`.
+    full_clear_ready: bool,
     join_seq: u64,
     /// PD prefill server: KV of finished prompts still being transferred (`prebuilt.rs`).
     pd_held_tokens: u64,
@@ -141,6 +148,8 @@ impl Scheduler {
             min_ratio,
             ratio_decay: (init_ratio - min_ratio) / 600.0,
             batch_is_full: false,
+            finish_bits: 0,
+            full_clear_ready: false,
             join_seq: 0,
             pd_held_tokens: 0,
             ghosts: (0, 0),
@@ -304,6 +313,11 @@ impl Scheduler {
         if cap > 4096 && self.waiting.len() < cap / 4 {
             self.waiting.shrink_to(cap / 2); // a drained backlog gives its memory back
         }
+        self.finish_bits >>= 1;
+        if self.finish_bits & 1 != 0 {
+            self.finish_bits &= !1;
+            self.full_clear_ready = true;
+        }
         if let Some(b) = self.try_prefill() {
             self.ghosts = (0, 0);
             self.stats.prefill_steps += 1;
@@ -312,11 +326,33 @@ impl Scheduler {
             }
             return Some(b);
         }
+        let emptied = self.running.is_empty() && (self.full_clear_ready || self.finish_bits != 0);
         let b = self.try_decode();
         if b.is_some() {
             self.stats.decode_steps += 1;
+        } else if emptied && !self.waiting.is_empty() {
+            // `update_running_batch` on a batch whose every request finished cleared the flag:
+            // this iteration runs nothing (the normal loop's idle check resets the ratio; the
+            // overlap loop's only after two empty iterations) and the next one prefills.
+            if !self.cfg.overlap_schedule {
+                self.on_idle();
+            }
+            return self.next_batch();
         }
         b
+    }
+
+    /// One `update_running_batch` call: clears `batch_is_full` when its `filter_batch` drops
+    /// requests that finished in an earlier decode step (`batch_full`); on an emptied batch
+    /// it drops every finished request at once.
+    pub(super) fn filter_finished(&mut self) {
+        if self.full_clear_ready || (self.running.is_empty() && self.finish_bits != 0) {
+            self.full_clear_ready = false;
+            if self.running.is_empty() {
+                self.finish_bits = 0;
+            }
+            self.batch_is_full = false;
+        }
     }
 
     pub(super) fn allocate(&mut self, tokens: u64) {
@@ -438,7 +474,9 @@ impl Scheduler {
                 res.finished.push(m.id);
             }
             if !res.finished.is_empty() {
-                self.batch_is_full = false;
+                let delay =
+                    batch_full::clear_after_decodes(self.cfg.version, self.cfg.overlap_schedule);
+                self.finish_bits |= 1 << delay;
             }
             let ride = version_rules::finished_rides_next_decode(
                 self.cfg.version,

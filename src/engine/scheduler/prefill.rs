@@ -2,6 +2,7 @@
 //! waiting queue in policy order through the PrefillAdder's token, memory and running-request
 //! budgets (reference A.2, A.3); which requests may stop at EOS under `--ignore-eos` rules.
 use super::adder::{AddResult, PrefillAdder};
+use super::adder_rules::AdderRules;
 use super::{Batch, PrefillItem, Scheduler};
 use crate::cost::BatchShape;
 use crate::engine::request::Phase;
@@ -38,11 +39,12 @@ impl Scheduler {
             self.cfg.max_prefill_tokens,
             self.cfg.chunked_prefill_size,
             mixed,
-        );
+        )
+        .with_rules(AdderRules::of(self.cfg.version));
         let mut items: Vec<PrefillItem> = Vec::with_capacity(self.waiting.len().min(63) + 1);
         if let Some(id) = self.chunked {
             let r = &self.reqs[id];
-            let (extend, last) = adder.add_chunked(r.extend_len(), r.remaining_new());
+            let (extend, last) = adder.add_chunked(r.extend_len(), r.max_new);
             if extend > 0 {
                 items.push(PrefillItem {
                     id,
@@ -64,22 +66,23 @@ impl Scheduler {
                 self.reqs[id].shared
             };
             self.reqs[id].shared = hit;
-            let (extend, remaining, fill, prefix) = {
+            let (extend, max_new, remaining, fill, prefix) = {
                 let r = &self.reqs[id];
                 (
                     r.extend_len(),
+                    r.max_new,
                     r.remaining_new(),
                     r.fill_len(),
                     r.prefix_len(),
                 )
             };
             let (res, admitted) = if self.cfg.radix_cache {
-                adder.add_one(extend, remaining)
+                adder.add_one(extend, max_new, remaining)
             } else {
                 let states = eos_states.get_or_insert_with(|| self.ignore_eos_states(&items));
                 let input = self.reqs[id].input_len;
                 let candidate = self.limits.ignore_eos_candidate_tokens(input, extend);
-                adder.add_one_ignore_eos(extend, remaining, fill, candidate, states)
+                adder.add_one_ignore_eos(extend, max_new, remaining, fill, candidate, states)
             };
             if admitted.is_none() {
                 self.reqs[id].shared = 0;
