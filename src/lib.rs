@@ -41,7 +41,9 @@
 //!   extend runs the window layers' extend triangle in full): `cost::window`; vLLM's Triton
 //!   unified attention (gpt-oss's sinks on sm80) and its L2-bound prefill:
 //!   `cost::unified_attention`; SGLang's triton extend kernel at DeepSeek's MLA prefill
-//!   (0.4.6–0.4.10, Hopper/Blackwell) and its measured rate: `cost::triton_mla_prefill`; a built
+//!   (0.4.6–0.4.10, Hopper/Blackwell) and its measured rate: `cost::triton_mla_prefill`; the
+//!   static-split triton MLA decode kernel of 0.4.1–0.4.4.post1 and its cost per context token
+//!   × head: `cost::triton_mla_decode`; a built
 //!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host

@@ -18,6 +18,7 @@ pub mod overheads;
 pub mod roofline;
 pub mod select;
 pub mod speculative;
+pub mod triton_mla_decode;
 pub mod triton_mla_prefill;
 pub mod unified_attention;
 pub mod window;

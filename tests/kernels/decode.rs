@@ -278,3 +278,56 @@ fn b200_qwen3_235b_c1_decode_step_is_the_sum_of_its_table_rows() {
         b.time.total_ns
     );
 }
+
+#[test]
+fn sglang_041_triton_mla_decode_is_floored_in_both_backends_and_explained() {
+    // SGLang 0.4.1–0.4.4.post1's static-split triton MLA decode (cost/triton_mla_decode.rs):
+    // DeepSeek-V3 on 8×H200 under DP attention, 136 requests at 1536 context, 128 heads a rank:
+    // at least Σ context × heads × rate per layer, 61 layers (≈ 94 ms a step). 0.4.4.post2
+    // picks its KV splits per batch and keeps the table/roofline price (far below).
+    use servesim::cost::triton_mla_decode::NS_PER_TOKEN_HEAD;
+    let m = load_model("deepseek-v3").unwrap();
+    let hw = load_hardware("h200-sxm-141gb").unwrap();
+    let s = BatchShape {
+        decode_reqs: 136,
+        decode_ctx_sum: 136 * 1536,
+        ..Default::default()
+    };
+    let floor_ns = m.num_layers as f64 * 136.0 * 1536.0 * 128.0 * NS_PER_TOKEN_HEAD;
+    assert!((8.5e7..1.05e8).contains(&floor_ns), "{floor_ns}");
+    for model in [CostModel::Roofline, CostModel::Kernels] {
+        let choice = CostChoice {
+            model: Some(model),
+            kernel_db: None,
+        };
+        let attn = |ver: &str| {
+            let flags = ServerFlags {
+                tp: Some(8),
+                sglang_version: Some(ver.parse().unwrap()),
+                enable_dp_attention: true,
+                ..Default::default()
+            };
+            let server = ServerConfig::resolve(&flags, &hw, &m).unwrap();
+            build(&hw, &m, &server, &choice)
+                .unwrap()
+                .explain(&s)
+                .items
+                .into_iter()
+                .find(|i| i.component.name() == "attention")
+                .unwrap()
+        };
+        let (old, new) = (attn("0.4.1"), attn("0.4.4.post2"));
+        assert!(
+            old.time_ns >= floor_ns * (1.0 - 1e-9),
+            "{model:?} {}",
+            old.time_ns
+        );
+        assert!(new.time_ns < floor_ns / 2.0, "{model:?} {}", new.time_ns);
+        assert!(
+            old.detail.contains("static-split triton MLA decode"),
+            "{}",
+            old.detail
+        );
+        assert!(!new.detail.contains("static-split triton MLA decode"));
+    }
+}

@@ -66,6 +66,9 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             s.decode_reqs,
             s.decode_ctx_sum as f64 / s.decode_reqs as f64
         ));
+        if let Some(t) = k.roof.triton_mla_decode {
+            attn.push(format!("decode floored per layer by {}", t.describe()));
+        }
     }
     if s.prefill_reqs > 0 {
         attn.push(format!(

@@ -279,7 +279,7 @@ impl KernelCost {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
                     let (v, out) = sf.at(b, mean);
-                    t += full_layers * v * d.scale;
+                    t += full_layers * (v * d.scale).max(self.roof.triton_mla_decode_ns(s));
                     if self.windowed_layers > 0.0 {
                         let w = self.window.map_or(mean, |w| mean.min(w));
                         t += self.windowed_layers * sf.at(b, w).0 * d.scale;
@@ -290,7 +290,7 @@ impl KernelCost {
                 }
                 (None, Some(b)) if one_query => {
                     let ctx = s.decode_ctx_sum as f64;
-                    t += full_layers * b.layer_ns(ctx);
+                    t += full_layers * b.layer_ns(ctx).max(self.roof.triton_mla_decode_ns(s));
                     if self.windowed_layers > 0.0 {
                         let reqs = s.decode_reqs as f64;
                         let w = self.window.map_or(ctx, |w| ctx.min(w * reqs));

@@ -56,6 +56,8 @@ pub struct Roofline {
     pub(crate) unified: Option<super::unified_attention::UnifiedAttention>,
     /// SGLang's triton extend kernel at MLA prefill ([`super::triton_mla_prefill`]).
     pub(crate) triton_mla: Option<super::triton_mla_prefill::TritonMlaPrefill>,
+    /// SGLang's static-split triton kernel at MLA decode ([`super::triton_mla_decode`]).
+    pub(crate) triton_mla_decode: Option<super::triton_mla_decode::TritonMlaDecode>,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -163,6 +165,7 @@ impl Roofline {
             window_prefix_only: super::window::extend_clips_prefix_only(server),
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
+            triton_mla_decode: super::triton_mla_decode::TritonMlaDecode::of(hw, model, server),
             // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
             custom_all_reduce: hw.arch != Arch::Ascend
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
@@ -290,6 +293,12 @@ impl Roofline {
         self.triton_mla.map_or(0.0, |k| k.layer_ns(s))
     }
 
+    /// One full-attention layer's decode floor under SGLang's static-split triton kernel at
+    /// MLA decode (ns), 0 under every other kernel ([`super::triton_mla_decode`]).
+    pub(crate) fn triton_mla_decode_ns(&self, s: &BatchShape) -> f64 {
+        self.triton_mla_decode.map_or(0.0, |k| k.layer_ns(s))
+    }
+
     /// Attention of one layer (ns); `windowed` selects the sliding-window variant.
     fn attention_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
         let peak = self.hw.peaks.bf16_flops_per_s;
@@ -329,7 +338,12 @@ impl Roofline {
             let compute_s =
                 width * ctx * self.decode_attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s = ctx * self.kv_bytes_per_token_layer / (bw * self.attn.decode);
-            t += compute_s.max(memory_s);
+            let triton_mla_s = if windowed {
+                0.0
+            } else {
+                self.triton_mla_decode_ns(s) / 1e9
+            };
+            t += compute_s.max(memory_s).max(triton_mla_s);
         }
         t * 1e9
     }
