@@ -331,3 +331,56 @@ fn sglang_041_triton_mla_decode_is_floored_in_both_backends_and_explained() {
         assert!(!new.detail.contains("static-split triton MLA decode"));
     }
 }
+
+#[test]
+fn sglang_047_triton_mla_prefill_prices_every_layer_at_the_rate_and_is_explained() {
+    // SGLang 0.4.6–0.4.10's triton extend kernel at MLA prefill (cost/triton_mla_prefill.rs):
+    // 16 × 1000-token prompts of DeepSeek-V3 on 8×B200 cost 61 MLA layers at the PR #6338 rate
+    // (≈ 4.9 ms each, ≈ 300 ms, far above the tensor-core roofline); flashinfer is untouched.
+    use servesim::cost::triton_mla_prefill::TritonMlaPrefill;
+    let m = load_model("deepseek-v3").unwrap();
+    let hw = load_hardware("b200-sxm-180gb").unwrap();
+    let mut s = BatchShape::default();
+    for _ in 0..16 {
+        s.add_prefill(1000, 0, None);
+    }
+    let server = |backend: &str| {
+        let flags = ServerFlags {
+            tp: Some(8),
+            sglang_version: Some("0.4.7".parse().unwrap()),
+            attention_backend: Some(backend.to_string()),
+            ..Default::default()
+        };
+        ServerConfig::resolve(&flags, &hw, &m).unwrap()
+    };
+    let choice = CostChoice {
+        model: Some(CostModel::Roofline),
+        kernel_db: None,
+    };
+    let attn = |backend: &str| {
+        build(&hw, &m, &server(backend), &choice)
+            .unwrap()
+            .explain(&s)
+            .items
+            .into_iter()
+            .find(|i| i.component.name() == "attention")
+            .unwrap()
+    };
+    let (tri, fi) = (attn("triton"), attn("flashinfer"));
+    let k = TritonMlaPrefill::of(&hw, &m, &server("triton")).unwrap();
+    let want_ns = m.num_layers as f64 * k.layer_ns(&s);
+    assert!((2.8e8..3.2e8).contains(&want_ns), "{want_ns}");
+    assert!(
+        (tri.time_ns - want_ns).abs() / want_ns < 1e-9,
+        "{}",
+        tri.time_ns
+    );
+    assert!(
+        fi.time_ns < tri.time_ns / 5.0,
+        "{} vs {}",
+        fi.time_ns,
+        tri.time_ns
+    );
+    assert!(tri.detail.contains("triton extend kernel at MLA prefill"));
+    assert!(!fi.detail.contains("triton extend kernel"));
+}
