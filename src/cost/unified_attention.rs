@@ -17,22 +17,28 @@
 //! `BLOCK_Q × num_queries_per_kv` = 16 rows: 16 FLOP per byte (4·d FLOP per key per row over
 //! 4·d bytes of bf16 K+V per key per KV head). The programs that run together share a KV
 //! head and scan the same keys (the grid's fast axis is the query block), so the tiles come
-//! from L2: prefill is bound by L2 bandwidth at ~16 FLOP/B, far below the tensor cores (A100:
-//! 312 TFLOP/s needs ~63 FLOP/B at the L2 rate below).
+//! from L2: prefill is bound by how fast the programs stream those tiles, at ~16 FLOP/B far
+//! below the tensor cores (A100: 312 TFLOP/s would need ~126 FLOP/B at the tile rate below).
 //! Price: per layer, max(the FlashAttention price, work / `BLOCK_Q` × KV bytes per token per
-//! layer / L2 bandwidth), work = Σ query × attended-key pairs ([`super::BatchShape`]).
+//! layer / tile rate), work = Σ query × attended-key pairs ([`super::BatchShape`]).
 //! Corroboration (another GPU, same kernel): intel/intel-xpu-backend-for-triton#7309 finds
 //! vLLM's unified attention prefill flat in sequence length because "the kernel's default
 //! BLOCK_M=16 makes the Q@K/P@V dots too small", and ~2× faster with BLOCK_M 32: the price
 //! scales with K/V loads per query token, as here.
 //!
-//! **L2 bandwidth (A100).** The A100 whitepaper gives 5120 bytes/clk of L2 read bandwidth
-//! (V100: 2048), × 1.41 GHz boost = 7.22 TB/s peak. Achieved: Jia et al., "Dissecting the
-//! NVIDIA Volta GPU Architecture via Microbenchmarking" (2018), measured 2155.9 GB/s on
-//! V100's L2, 69% of its 2048 B/clk × 1.53 GHz peak; the same fraction on A100 is
-//! [`A100_L2_BYTES_PER_S`] = 4.97 TB/s. Bounds: at most the 7.22 TB/s peak; at least HBM
-//! (2.04 TB/s: every tile missing L2). Only sm80 runs this kernel among the bundled
-//! profiles; other arches get no floor.
+//! **K/V tile rate (A100).** The ceiling is L2: the A100 whitepaper gives 5120 bytes/clk of L2
+//! read bandwidth × 1.41 GHz boost = 7.22 TB/s (Jia et al. 2018 measured 69% of V100's L2 peak;
+//! that fraction would give 4.97 TB/s). The one A100 measurement of this kernel sits well below
+//! it: vllm-project/vllm#18152 (A100 40 GB, May 2025, the #16828 kernel) reports an 8K-token
+//! prompt at ~1500 ms against ~600 ms with the previous kernel. With a 7–8B dense model
+//! (the bytes streamed depend only on query heads × head size, 4096 for Llama/Mistral 7–8B),
+//! no causal tile skip before #20308 and either one 8192-token step or 2048-token chunks, the
+//! kernel streamed its K/V tiles at 1.25–2.44 TB/s: issue-bound per tile (6–13% of the bf16
+//! peak), not L2-bound. vLLM 0.10.2 / 0.11.0 load 32-key prefill tiles where #16828 looped over
+//! 16-key blocks: at most ~2× faster per key, so their rate is bracketed by 1.25–4.9 TB/s.
+//! [`A100_TILE_BYTES_PER_S`] is that bracket's geometric centre, 2.47 TB/s (derivation:
+//! validation/gpustack/gpt-oss-notes.md, "Triton attention at 32K"). Only sm80 runs this
+//! kernel among the bundled profiles; other arches get no floor.
 //!
 //! **Sliding-window layers.** From vLLM 0.11.0 the 2D kernel skips the key tiles outside the
 //! window (vllm-project/vllm#24390, "before this change, GPT-OSS + triton attention backend
@@ -53,9 +59,9 @@ use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
 use crate::spec::version::Version;
 
-/// A100's achieved L2 read bandwidth (bytes/s): whitepaper peak 7.22 TB/s × V100's measured
-/// 69% (bounds 2.04–7.22 TB/s, module doc).
-pub const A100_L2_BYTES_PER_S: f64 = 4.97e12;
+/// Rate at which the kernel streams K/V tiles on A100 (bytes/s): the geometric centre of the
+/// 1.25–4.9 TB/s bracket vllm#18152's A100 timing gives for vLLM 0.10.2 / 0.11.0 (module doc).
+pub const A100_TILE_BYTES_PER_S: f64 = 2.47e12;
 
 /// Rows per program when the query heads per KV head are at most this (`BLOCK_M`).
 const BLOCK_M_MIN: u64 = 16;
@@ -68,8 +74,8 @@ const WINDOW_PRUNING_SINCE: Version = Version::new(0, 11, 0);
 pub struct UnifiedAttention {
     /// Query tokens per program (`BLOCK_Q`).
     pub block_q: f64,
-    /// L2 read bandwidth the K/V tiles stream at (bytes/s).
-    pub l2_bytes_per_s: f64,
+    /// Rate the K/V tiles stream at (bytes/s).
+    pub tile_bytes_per_s: f64,
     /// Sliding-window layers skip the tiles outside the window.
     pub prunes_window: bool,
 }
@@ -86,9 +92,9 @@ pub fn block_q(queries_per_kv: u64) -> u64 {
     (block_m / q).max(1)
 }
 
-/// L2 read bandwidth of `hw` for this kernel, `None` where it is not known (no floor).
-fn l2_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
-    (hw.arch == Arch::Ampere).then_some(A100_L2_BYTES_PER_S)
+/// K/V tile rate of `hw` for this kernel, `None` where it is not known (no floor).
+fn tile_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
+    (hw.arch == Arch::Ampere).then_some(A100_TILE_BYTES_PER_S)
 }
 
 /// The profile's attention-efficiency key that prices `server`'s attention below the floor:
@@ -116,7 +122,7 @@ impl UnifiedAttention {
         let q = (model.q_heads_per_rank(server.attn_tp) as u64).max(1);
         Some(UnifiedAttention {
             block_q: block_q(q / kv) as f64,
-            l2_bytes_per_s: l2_bytes_per_s(hw)?,
+            tile_bytes_per_s: tile_bytes_per_s(hw)?,
             prunes_window: vllm.version >= WINDOW_PRUNING_SINCE,
         })
     }
@@ -131,7 +137,7 @@ impl UnifiedAttention {
         }
     }
 
-    /// The L2 floor of one layer's prefill attention (ns): every program streams its keys'
+    /// The tile-rate floor of one layer's prefill attention (ns): every program streams its keys'
     /// K/V for `block_q` query tokens.
     pub fn prefill_floor_ns(
         &self,
@@ -139,15 +145,16 @@ impl UnifiedAttention {
         windowed: bool,
         kv_bytes_per_token_layer: f64,
     ) -> f64 {
-        self.work(s, windowed) / self.block_q * kv_bytes_per_token_layer / self.l2_bytes_per_s * 1e9
+        self.work(s, windowed) / self.block_q * kv_bytes_per_token_layer / self.tile_bytes_per_s
+            * 1e9
     }
 
     /// One line for `--explain`.
     pub fn describe(&self) -> String {
         format!(
-            "vLLM Triton unified attention (sinks on sm80; cuda.py): prefill floored by L2, {} query tokens per K/V tile load at {:.2} TB/s (A100 whitepaper peak × V100's measured L2 fraction; bounds 2.04–7.22); windowed layers {}",
+            "vLLM Triton unified attention (sinks on sm80; cuda.py): prefill floored by K/V tile loads, {} query tokens per load at {:.2} TB/s (vllm#18152's A100 timing; bracket 1.25–4.9); windowed layers {}",
             self.block_q,
-            self.l2_bytes_per_s / 1e12,
+            self.tile_bytes_per_s / 1e12,
             if self.prunes_window {
                 "skip tiles outside the window (vLLM 0.11.0+, #24390)"
             } else {
@@ -175,21 +182,21 @@ mod tests {
 
     /// By hand: a 2048-token prompt, no prefix: work 2048 · 1024 pairs; gpt-oss KV per token
     /// per layer 8 heads × 64 × 2 (K, V) × 2 bytes = 2048 B; 2 tokens per load:
-    /// 2048 · 1024 / 2 · 2048 B = 2.147 GB at 4.97 TB/s = 432 µs. The window layer (128,
-    /// pruned) 2048 · 128 / 2 · 2048 B = 268 MB = 54 µs; unpruned as the full layer.
+    /// 2048 · 1024 / 2 · 2048 B = 2.147 GB at 2.47 TB/s = 869 µs. The window layer (128,
+    /// pruned) 2048 · 128 / 2 · 2048 B = 268 MB = 109 µs; unpruned as the full layer.
     #[test]
     fn prefill_floor_by_hand() {
         let mut s = BatchShape::default();
         s.add_prefill(2048, 0, Some(128));
         let k = UnifiedAttention {
             block_q: 2.0,
-            l2_bytes_per_s: A100_L2_BYTES_PER_S,
+            tile_bytes_per_s: A100_TILE_BYTES_PER_S,
             prunes_window: true,
         };
-        let full = 2048.0 * 1024.0 / 2.0 * 2048.0 / 4.97e12 * 1e9;
+        let full = 2048.0 * 1024.0 / 2.0 * 2048.0 / 2.47e12 * 1e9;
         assert!((k.prefill_floor_ns(&s, false, 2048.0) - full).abs() < 1e-6 * full);
-        assert!((full - 432_089.3).abs() < 0.5, "{full}");
-        let win = 2048.0 * 128.0 / 2.0 * 2048.0 / 4.97e12 * 1e9;
+        assert!((full - 869_426.6).abs() < 0.5, "{full}");
+        let win = 2048.0 * 128.0 / 2.0 * 2048.0 / 2.47e12 * 1e9;
         assert!((k.prefill_floor_ns(&s, true, 2048.0) - win).abs() < 1e-6 * win);
         let old = UnifiedAttention {
             prunes_window: false,

@@ -155,7 +155,7 @@ fn vllm_gpt_oss(version: &str) -> ServerFlags {
 /// (vLLM `platforms/cuda.py`: sinks and not sm90 → `TRITON_ATTN`), priced by hand from
 /// `triton_unified_attention.py`: 16 rows per program = 2 query tokens × 8 query heads per KV
 /// head, so each K/V tile (8 KV heads × 64 × 2 × 2 bytes = 2048 B per token per layer) is
-/// loaded once per 2 query tokens, from L2 at 4.97 TB/s (src/cost/unified_attention.rs). A
+/// loaded once per 2 query tokens, at 2.47 TB/s (src/cost/unified_attention.rs, vllm#18152). A
 /// 4096-token extend over 8192 cached tokens: the 12 full layers attend 4096 · (8192 + 2048)
 /// pairs, the 12 window layers (128) 4096 · 128 from 0.11.0 (tiles outside the window
 /// skipped, vllm#24390) but the full causal work in 0.10.2 (mask only). The floor is above
@@ -178,10 +178,10 @@ fn vllm_gpt_oss_on_a100_prefill_attention_is_l2_bound_triton_by_hand() {
     assert_eq!(server.attention_backend, "triton");
     let mut s = BatchShape::default();
     s.add_prefill(4096, 8192, Some(128));
-    let per_pair_s = 2048.0 / 2.0 / 4.97e12;
+    let per_pair_s = 2048.0 / 2.0 / 2.47e12;
     let tensor_per_pair_s =
         16384.0 / (hw.peaks.bf16_flops_per_s * hw.attention("flashinfer").unwrap().prefill);
-    assert!(per_pair_s > tensor_per_pair_s, "the L2 floor binds");
+    assert!(per_pair_s > tensor_per_pair_s, "the tile-rate floor binds");
     let decode = decode(64, 64 * 3000, Some(64));
     let sglang_flash = ServerFlags {
         attention_backend: Some("flashinfer".into()),
