@@ -384,7 +384,7 @@ fn vllm_up_to_0_11_runs_marlin_mxfp4_moe_on_h100_by_hand_and_later_releases_do_n
         prefill_tokens: tokens,
         ..Default::default()
     };
-    for shape in [decode.clone(), prefill(2000)] {
+    for shape in [decode, prefill(2000)] {
         let on_vllm = Roofline::new(&h100, &model, &server)
             .unwrap()
             .gpu_ns(&shape);
