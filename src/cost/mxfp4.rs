@@ -100,7 +100,7 @@ const VLLM_SM90_MARLIN_UNTIL: Version = Version::new(0, 11, 1);
 pub fn marlin_stream_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
     match hw.arch {
         Arch::Ampere => Some(MARLIN_STREAM_BYTES_PER_S_SM80),
-        Arch::Hopper if hw.name.starts_with("h20") => Some(H20_MARLIN_STREAM_BYTES_PER_S),
+        Arch::Hopper if hw.name.starts_with("h20-") => Some(H20_MARLIN_STREAM_BYTES_PER_S),
         Arch::Hopper => {
             Some(H20_MARLIN_STREAM_BYTES_PER_S * GH100_SXM_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S)
         }

@@ -364,6 +364,11 @@ fn vllm_up_to_0_11_runs_marlin_mxfp4_moe_on_h100_by_hand_and_later_releases_do_n
     let h100_stream = stream("h100-sxm5-80gb").unwrap();
     assert!((h100_stream - 2.2338e12).abs() < 1e8, "{h100_stream}");
     assert!((stream("h20-96gb").unwrap() - 1.32e12).abs() < 1e6);
+    assert_eq!(
+        stream("h200-sxm-141gb"),
+        Some(h100_stream),
+        "the same GH100 SMs"
+    );
     assert_eq!(stream("b200-sxm-180gb"), None);
     assert!((MARLIN_MOE_PEAK_FRACTION_SM90 - 0.27).abs() < 1e-12);
 
