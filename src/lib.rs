@@ -37,7 +37,7 @@
 //!   flashinfer rows (A100), at FlashInfer's published bandwidth:
 //!   `cost::kernels::flashinfer_decode`; which kernel runs MXFP4
 //!   (gpt-oss) experts per engine × GPU and its rates where no table row exists (vLLM's Marlin
-//!   on A100): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
+//!   on A100, and on sm90 up to vLLM 0.11.0): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
 //!   extend runs the window layers' extend triangle in full): `cost::window`; vLLM's Triton
 //!   unified attention (gpt-oss's sinks on sm80) and its L2-bound prefill:
 //!   `cost::unified_attention`; SGLang's triton extend kernel at DeepSeek's MLA prefill

@@ -34,13 +34,31 @@
 //!   runs), unchanged here. 0.5.1 (wheel) runs triton_kernels' `matmul_ogs` on sm80 too when
 //!   that package imports (`server_args.py`: `auto` → `triton_kernel` at ep 1); its other
 //!   branch upcasts the experts to bf16 at load, through the same package.
-//! - **vLLM on sm90/sm100 without table rows:** the grouped-GEMM efficiency (`moe_gemm`), as
-//!   before (triton_kernels `matmul_ogs` / FlashInfer; the bundled tables normally price it).
-//!   Not modelled: a stock vLLM 0.10.2 / 0.11.0 install has no `triton_kernels` package, so on
-//!   sm90 it runs Marlin too (validation/gpustack/gpt-oss-notes.md, section 5).
+//! - **vLLM 0.10.x–0.11.0 on sm90 (H100/H200/H20): Marlin too.** `get_mxfp4_backend` (0.10.2
+//!   and 0.11.0 sdists, identical) returns FlashInfer BF16 on sm90 only with
+//!   `VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1` (default 0), then Marlin when
+//!   `has_triton_kernels()` is false, and neither release's `requirements/*.txt` nor CUDA
+//!   `docker/Dockerfile` installs `triton_kernels` (only the ROCm base image builds it). The
+//!   kernel is the same `mma.sync` code, so the bundled tables' measured `mxfp4` rows (vLLM
+//!   0.24.0's native kernels) do not describe it and the roofline prices it:
+//!   - small M, per SM-clock from the H20 (same SM architecture): 132 / 78 SMs at the same
+//!     1.98 GHz boost gives [`marlin_stream_bytes_per_s`] ≈ 2.23 TB/s on H100/H200, the H20's
+//!     own 1.32 TB/s on the H20;
+//!   - large M: [`MARLIN_MOE_PEAK_FRACTION_SM90`] = 0.27 of the dense bf16 peak: the sm80
+//!     fraction (0.54) halved, because `mma.sync` code (no `wgmma`) runs at Ampere's rate per
+//!     SM-clock on Hopper: 2048 dense bf16 FLOP per SM-cycle against the 4096 `wgmma` reaches
+//!     (A100 312 TFLOP/s = 108 SMs × 1.41 GHz × 2048; H100 989 = 132 × 1.83 GHz × 4096), as
+//!     FlashAttention-2 (same `mma.sync` / `cp.async` pipeline) shows: 73% of the A100's peak
+//!     (FA2 paper) but 35% of the H100's (FA3 paper), a ratio of 0.48.
+//!   - the price never drops under the tables' measured native `mxfp4` row at the same shape
+//!     (`cost/kernels`): that wgmma kernel is what vLLM picks on sm90 whenever it can.
+//! - **vLLM on sm90 from 0.11.1 (not read) and sm100 without table rows:** the grouped-GEMM
+//!   efficiency (`moe_gemm`) (triton_kernels `matmul_ogs` / FlashInfer; the bundled tables
+//!   normally price it).
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
 
 /// vLLM's Marlin MXFP4 fused MoE at large M, as a fraction of the bf16 tensor peak: 52–54%
 /// measured on an H20 at 1024–8192 rows per expert (FlagGems PRs #4483 / #4943, vLLM
@@ -60,13 +78,42 @@ const A100_SM_CYCLES_PER_S: f64 = 108.0 * 1.41e9;
 /// bytes stream at the smaller of this and the profile's `bandwidth × memory`.
 pub const MARLIN_STREAM_BYTES_PER_S_SM80: f64 =
     H20_MARLIN_STREAM_BYTES_PER_S * A100_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S;
+/// H100 / H200 SXM: 132 SMs (H100 whitepaper; the H200 is the same GH100 die) at 1.98 GHz.
+const GH100_SXM_SM_CYCLES_PER_S: f64 = 132.0 * 1.98e9;
+
+/// vLLM's Marlin MXFP4 fused MoE at large M on sm90, as a fraction of the dense bf16 peak
+/// (989 TFLOP/s on H100): [`MARLIN_MOE_PEAK_FRACTION`] × 0.5, the share of Hopper's peak an
+/// `mma.sync` kernel can issue (2048 of 4096 FLOP per SM-cycle; FlashAttention-2: 73% of the
+/// A100's peak, 35% of the H100's, ratio 0.48). No Hopper timing of this kernel was found.
+/// Bounds 0.137 (the H20's 80 TFLOP/s carried per SM-clock, 132 / 78 SMs: as if the H100 SM
+/// issued no faster than the H20's rate-limited one) to 0.37 (the sm80 bound 0.69 × 0.54, the
+/// ratio at a 1.98 GHz boost); 0.54 (the H20's fraction of its own peak) is out of reach.
+pub const MARLIN_MOE_PEAK_FRACTION_SM90: f64 = 0.27;
+
+/// The first vLLM release whose sm90 MXFP4 MoE backend was not read (0.10.1.1, 0.10.2, 0.11.0
+/// were: Marlin without `triton_kernels`).
+const VLLM_SM90_MARLIN_UNTIL: Version = Version::new(0, 11, 1);
+
+/// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on `hw`: the H20's measured
+/// rate per SM-clock ([`MARLIN_STREAM_BYTES_PER_S_SM80`] on sm80; ≈ 2.23e12 B/s on H100 /
+/// H200, 1.32e12 on the H20). `None` off sm80 / sm90.
+pub fn marlin_stream_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
+    match hw.arch {
+        Arch::Ampere => Some(MARLIN_STREAM_BYTES_PER_S_SM80),
+        Arch::Hopper if hw.name.starts_with("h20-") => Some(H20_MARLIN_STREAM_BYTES_PER_S),
+        Arch::Hopper => {
+            Some(H20_MARLIN_STREAM_BYTES_PER_S * GH100_SXM_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S)
+        }
+        _ => None,
+    }
+}
 
 /// The MXFP4 expert kernel of a deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mxfp4Kernel {
     /// SGLang's MXFP4 MoE path: the profile's `efficiency.mxfp4_*` constants.
     SglangProfile,
-    /// vLLM's Marlin W4A16 fused MoE (below sm90).
+    /// vLLM's Marlin W4A16 fused MoE (sm80; sm90 up to vLLM 0.11.0).
     VllmMarlin,
     /// vLLM's native MXFP4 kernels (sm90+): the grouped-GEMM efficiency.
     VllmNative,
@@ -80,6 +127,7 @@ pub fn kernel(hw: &HardwareProfile, server: &ServerConfig) -> Option<Mxfp4Kernel
     Some(match (&server.vllm, hw.arch) {
         (None, _) => Mxfp4Kernel::SglangProfile,
         (Some(_), Arch::Ampere) => Mxfp4Kernel::VllmMarlin,
+        (Some(v), Arch::Hopper) if v.version < VLLM_SM90_MARLIN_UNTIL => Mxfp4Kernel::VllmMarlin,
         (Some(_), _) => Mxfp4Kernel::VllmNative,
     })
 }
@@ -94,13 +142,21 @@ pub struct ExpertRates {
 }
 
 /// Multiplier on the profile's weight-stream rate (`bandwidth × memory`) that brings it down
-/// to [`MARLIN_STREAM_BYTES_PER_S_SM80`]; 1 where the profile's own rate is already lower.
+/// to [`marlin_stream_bytes_per_s`]; 1 where the profile's own rate is already lower.
 fn marlin_memory_mult(hw: &HardwareProfile) -> f64 {
     let plain = hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory;
-    if plain > 0.0 {
-        (MARLIN_STREAM_BYTES_PER_S_SM80 / plain).min(1.0)
+    match marlin_stream_bytes_per_s(hw) {
+        Some(stream) if plain > 0.0 => (stream / plain).min(1.0),
+        _ => 1.0,
+    }
+}
+
+/// [`MARLIN_MOE_PEAK_FRACTION_SM90`] on sm90, [`MARLIN_MOE_PEAK_FRACTION`] elsewhere.
+fn marlin_peak_fraction(hw: &HardwareProfile) -> f64 {
+    if hw.arch == Arch::Hopper {
+        MARLIN_MOE_PEAK_FRACTION_SM90
     } else {
-        1.0
+        MARLIN_MOE_PEAK_FRACTION
     }
 }
 
@@ -116,7 +172,7 @@ impl Mxfp4Kernel {
                 half_tokens: e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens),
             },
             Mxfp4Kernel::VllmMarlin => ExpertRates {
-                peak_eff: MARLIN_MOE_PEAK_FRACTION.min(e.gemm),
+                peak_eff: marlin_peak_fraction(hw).min(e.gemm),
                 memory_mult: marlin_memory_mult(hw),
                 half_tokens: e.gemm_half_tokens,
             },
@@ -137,7 +193,7 @@ impl Mxfp4Kernel {
                 hw.efficiency.mxfp4_compute, r.memory_mult, r.half_tokens
             ),
             Mxfp4Kernel::VllmMarlin => format!(
-                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock: {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock: {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
                 r.peak_eff,
                 r.half_tokens,
                 hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,

@@ -106,7 +106,8 @@ fn vllm_marlin_decode_streams_the_packed_experts_at_the_kernels_measured_rate() 
     }
 }
 
-/// On H100 and B200 vLLM's MXFP4 experts are priced by the measured `mxfp4` MoE rows of the
+/// On H100 (vLLM past 0.11.0, whose sm90 backend servesim does not take for Marlin) and B200
+/// vLLM's MXFP4 experts are priced by the measured `mxfp4` MoE rows of the
 /// bundled vLLM tables (hardware-profiles/kernels/{h100,b200}_sxm_vllm/moe.txt, row
 /// `mxfp4 2880 2880 4 32 1 1`: 1649 and 1563 µs per layer at 4096 tokens, a grid point), so a
 /// 4096-token gpt-oss-20b prefill's experts cost 24 × that; A100 (no row) prices its Marlin
@@ -119,7 +120,7 @@ fn vllm_mxfp4_experts_on_h100_and_b200_cost_the_measured_rows() {
     prefill.add_prefill(4096, 0, None);
     let flags = ServerFlags {
         engine: Some("vllm".into()),
-        vllm_version: Some("0.11.0".parse().unwrap()),
+        vllm_version: Some("0.14.0".parse().unwrap()),
         ..Default::default()
     };
     let moe = |hw: &str| {

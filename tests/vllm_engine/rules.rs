@@ -330,3 +330,94 @@ fn vllms_api_server_serialises_arrivals_by_hand_and_says_when_it_binds() {
     assert!(sglang.metrics.duration_s < 0.5 * m.duration_s);
     assert!(!sglang.notes.iter().any(|n| n.contains("front-end")));
 }
+
+/// vLLM 0.10.2 / 0.11.0 on sm90 without `triton_kernels` run the same Marlin MXFP4 MoE as on
+/// A100 (their `get_mxfp4_backend`, read in both sdists); a release past those read keeps the
+/// native kernel. By hand: the H20's 1.32 TB/s packed-weight rate per SM-clock (132 / 78 SMs
+/// at the same clock) is 2.2338 TB/s on H100, 1.32 TB/s on the H20 itself, and the roofline
+/// prices the experts like SGLang's path on a profile whose MXFP4 constants give Marlin's
+/// sm90 rates (0.27 of the bf16 peak, that stream rate; within 2%: attention kernels differ).
+/// With the measured tables, the Marlin price never drops under the native row, and at an
+/// 8000-token prefill (250 rows per expert: tensor-bound) it is the slower of the two.
+#[test]
+fn vllm_up_to_0_11_runs_marlin_mxfp4_moe_on_h100_by_hand_and_later_releases_do_not() {
+    use servesim::cost::mxfp4::{self, Mxfp4Kernel, MARLIN_MOE_PEAK_FRACTION_SM90};
+    use servesim::cost::roofline::Roofline;
+    use servesim::cost::{BatchShape, CostChoice, CostModel};
+    let h100 = load_hardware("h100-sxm5-80gb").unwrap();
+    let model = load_model("gpt-oss-20b").unwrap();
+    let at = |version: &str| {
+        let flags = ServerFlags {
+            vllm_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        };
+        vllm(flags, "h100-sxm5-80gb", "gpt-oss-20b")
+    };
+    for (version, want) in [
+        ("0.10.2", Mxfp4Kernel::VllmMarlin),
+        ("0.11.0", Mxfp4Kernel::VllmMarlin),
+        ("0.14.0", Mxfp4Kernel::VllmNative),
+    ] {
+        assert_eq!(mxfp4::kernel(&h100, &at(version)), Some(want), "{version}");
+    }
+    let stream = |hw: &str| mxfp4::marlin_stream_bytes_per_s(&load_hardware(hw).unwrap());
+    let h100_stream = stream("h100-sxm5-80gb").unwrap();
+    assert!((h100_stream - 2.2338e12).abs() < 1e8, "{h100_stream}");
+    assert!((stream("h20-96gb").unwrap() - 1.32e12).abs() < 1e6);
+    assert_eq!(
+        stream("h200-sxm-141gb"),
+        Some(h100_stream),
+        "the same GH100 SMs"
+    );
+    assert_eq!(stream("b200-sxm-180gb"), None);
+    assert!((MARLIN_MOE_PEAK_FRACTION_SM90 - 0.27).abs() < 1e-12);
+
+    let server = at("0.11.0");
+    let mut neutral = h100.clone();
+    let e = &mut neutral.efficiency;
+    e.mxfp4_compute = 0.27f64.min(e.gemm) / e.moe_gemm.unwrap_or(e.gemm);
+    e.mxfp4_memory = (2.2338e12 / (neutral.memory.bandwidth_bytes_per_s * e.memory)).min(1.0);
+    e.mxfp4_half_tokens = Some(e.gemm_half_tokens);
+    let sglang = resolve(Engine::Sglang, &ServerFlags::default(), &neutral, &model).unwrap();
+    let decode = BatchShape {
+        decode_reqs: 8,
+        decode_ctx_sum: 8 * 1000,
+        ..Default::default()
+    };
+    let prefill = |tokens: u64| BatchShape {
+        prefill_reqs: 1,
+        prefill_tokens: tokens,
+        ..Default::default()
+    };
+    for shape in [decode, prefill(2000)] {
+        let on_vllm = Roofline::new(&h100, &model, &server)
+            .unwrap()
+            .gpu_ns(&shape);
+        let on_neutral = Roofline::new(&neutral, &model, &sglang)
+            .unwrap()
+            .gpu_ns(&shape);
+        assert!(
+            (on_vllm - on_neutral).abs() <= 0.02 * on_neutral,
+            "{on_vllm} vs {on_neutral}"
+        );
+    }
+    let kernels = CostChoice {
+        model: Some(CostModel::Kernels),
+        kernel_db: None,
+    };
+    let step = |version: &str, shape: &BatchShape| {
+        servesim::cost::build(&h100, &model, &at(version), &kernels)
+            .unwrap()
+            .step_time(shape)
+            .gpu_ns
+    };
+    for shape in [decode, prefill(2000), prefill(8000)] {
+        let (marlin, native) = (step("0.11.0", &shape), step("0.14.0", &shape));
+        assert!(marlin >= native * 0.999, "{marlin} vs {native}");
+    }
+    let (marlin, native) = (
+        step("0.11.0", &prefill(8000)),
+        step("0.14.0", &prefill(8000)),
+    );
+    assert!(marlin > 1.2 * native, "{marlin} vs {native}");
+}

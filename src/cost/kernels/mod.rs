@@ -222,9 +222,16 @@ impl KernelCost {
                 if out {
                     *x |= X_MOE;
                 }
-                match self.untuned_moe_floor_ns {
+                let v = match self.untuned_moe_floor_ns {
                     Some(floor) => crate::cost::moe_config::untuned_ns(v, floor),
                     None => v,
+                };
+                // vLLM's Marlin MXFP4 MoE on sm90 (up to 0.11.0): the roofline of that kernel,
+                // never under the measured native row vLLM prefers when it can (cost/mxfp4.rs).
+                if self.roof.mxfp4 == Some(crate::cost::mxfp4::Mxfp4Kernel::VllmMarlin) {
+                    v.max(self.roof.experts_op_ns(self.roof.ep_rows(rows)))
+                } else {
+                    v
                 }
             }
             // The roofline applies the untuned-config slowdown itself.
