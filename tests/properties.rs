@@ -178,6 +178,10 @@ struct Expected {
     never_admitted: Option<usize>,
     /// The dataset draws no request at all (every prompt empty).
     no_rows: bool,
+    /// Before 0.5.4 a retracted request comes back charged prompt + generated + its whole
+    /// max_new (`add_one_req`): one whose prompt + 2 · max_new − 1 reaches the pool may never
+    /// be re-admitted, and the real server would stall.
+    may_stall_after_retraction: bool,
 }
 
 fn expected(sc: &Scenario) -> Expected {
@@ -201,7 +205,9 @@ fn expected(sc: &Scenario) -> Expected {
         none_fit: rows.iter().all(|&(p, _)| p + 1 >= pool),
         never_admitted: None,
         no_rows: rows.is_empty(),
+        may_stall_after_retraction: false,
     };
+    let charges_whole_max_new = sc.server.version < "0.5.4".parse().unwrap();
     for (i, &(p, o)) in rows.iter().enumerate() {
         if p < ctx && p + o < ctx && p + 1 < pool {
             let max_new = o.min(max_req_len.saturating_sub(p + 1));
@@ -209,6 +215,9 @@ fn expected(sc: &Scenario) -> Expected {
             e.input += p;
             e.output += max_new;
             let charged = if rounds { p.div_ceil(page) * page } else { p };
+            if charges_whole_max_new && p + 2 * max_new.min(4096) + 1 >= pool {
+                e.may_stall_after_retraction = true;
+            }
             if charged + max_new + 2 > pool && e.never_admitted.is_none() {
                 e.never_admitted = Some(i);
             }
@@ -245,7 +254,8 @@ proptest! {
         let mut sc = resolved
             .map_err(|e| TestCaseError::fail(format!("generated scenario does not resolve: {e}")))?;
         sc.check_invariants = true;
-        let Expected { ok, input, output, none_fit, never_admitted, no_rows } = expected(&sc);
+        let Expected { ok, input, output, none_fit, never_admitted, no_rows, may_stall_after_retraction } =
+            expected(&sc);
         // bench_serving 0.5.6.post2-0.5.9 draws output lengths from [max(int(len·ratio), 1), len]:
         // `--random-output-len 0` raises there (src/client/dataset), so the run is refused.
         let zero_output_refused = sc.client.random_output_len == 0
@@ -267,6 +277,10 @@ proptest! {
             Err(Error::Impossible(msg)) if never_admitted.is_some() => {
                 let first = format!("request {} can never be admitted", never_admitted.unwrap());
                 prop_assert!(msg.contains(&first), "expected '{first}': {msg}");
+                return Ok(());
+            }
+            Err(Error::Impossible(msg)) if may_stall_after_retraction => {
+                prop_assert!(msg.contains("would wait for ever too"), "{msg}");
                 return Ok(());
             }
             Err(e) => return Err(TestCaseError::fail(format!("run failed: {e}"))),
@@ -409,4 +423,46 @@ fn decode_with_pages_retracts_instead_of_stalling() {
     };
     let sc = checked(&file);
     run(&sc).expect("48 requests that each fit the pool finish (with retractions)");
+}
+
+/// Found by the random test: 92 prompts (input ≤ 639, output ≤ 791, seed 1109909025, c27) in a
+/// 1024-token pool. A request retracted under SGLang 0.4.6 / 0.5.1 comes back charged its
+/// prompt + the tokens it generated + its whole max_new (`add_one_req` before 0.5.4), which
+/// no longer fits the pool: the real server would wait for ever, and servesim says so (it
+/// once ended with "internal: request 57 never finished"). From 0.5.4 the charge is the
+/// outputs still left, and every request finishes.
+#[test]
+fn retracted_request_charged_its_whole_max_new_stalls_before_0_5_4() {
+    let file = |version: &str| ScenarioFile {
+        hardware: Some("a100-sxm4-80gb".into()),
+        model: Some("qwen2.5-0.5b".into()),
+        server: ServerFlags {
+            max_total_tokens: Some(1024),
+            sglang_version: Some(version.parse().unwrap()),
+            ..Default::default()
+        },
+        client: ClientFlags {
+            num_prompts: Some(92),
+            random_input_len: Some(639),
+            random_output_len: Some(791),
+            random_range_ratio: Some(0.0),
+            seed: Some(1109909025),
+            max_concurrency: Some(27),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    for version in ["0.4.6", "0.5.1"] {
+        match run(&checked(&file(version))) {
+            Err(Error::Impossible(msg)) => {
+                assert!(msg.contains("would wait for ever too"), "{msg}")
+            }
+            other => panic!(
+                "{version}: expected a stall, got {:?}",
+                other.map(|o| o.metrics.completed)
+            ),
+        }
+    }
+    let out = run(&checked(&file("0.5.6"))).expect("0.5.6 charges the outputs left");
+    assert_eq!(out.metrics.completed, 92);
 }

@@ -114,6 +114,9 @@ pub fn simulate_replicas<S: Into<EngineScheduler>>(
         group_busy: false,
     };
     let now = run_events(input, &mut sim)?;
+    // No event left: a replica still holding requests can never run them (e.g. a retracted
+    // request SGLang re-admits only with its whole max_new_tokens charged again).
+    (0..sim.replicas.len()).try_for_each(|r| sim.check_not_stuck(r))?;
     sim.finish(now)
 }
 
@@ -198,7 +201,7 @@ impl Sim<'_> {
         let sched = &self.replicas[r].sched;
         if sched.has_work() && self.q.is_empty() {
             return Err(Error::Impossible(format!(
-                "the scheduler is stuck with {} waiting and {} running requests: a request cannot fit the KV pool of {} tokens",
+                "the scheduler is stuck with {} waiting and {} running requests: a waiting request cannot fit the KV pool of {} tokens, so the real server would wait for ever too (before SGLang 0.5.4 a retracted request is charged its prompt, the tokens it already generated and its whole max_new_tokens again); raise --max-total-tokens or shorten the outputs",
                 sched.waiting_len(),
                 sched.running_len(),
                 sched.kv_pool_tokens()
