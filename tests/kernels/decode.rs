@@ -4,6 +4,23 @@
 //! `kernels_overheads:` block read by the kernel backend only.
 use super::*;
 
+/// The attention line of `--explain` for one step of `server` under `choice`.
+fn attention_item(
+    hw: &servesim::spec::hardware::HardwareProfile,
+    m: &servesim::spec::model::ModelSpec,
+    server: &ServerConfig,
+    choice: &CostChoice,
+    s: &BatchShape,
+) -> servesim::cost::breakdown::CostItem {
+    build(hw, m, server, choice)
+        .unwrap()
+        .explain(s)
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "attention")
+        .unwrap()
+}
+
 /// GEMM time of one explained step, ns.
 fn gemm_ns(cost: &dyn StepCost, s: &BatchShape) -> f64 {
     cost.explain(s)
@@ -308,13 +325,7 @@ fn sglang_041_triton_mla_decode_is_floored_in_both_backends_and_explained() {
                 ..Default::default()
             };
             let server = ServerConfig::resolve(&flags, &hw, &m).unwrap();
-            build(&hw, &m, &server, &choice)
-                .unwrap()
-                .explain(&s)
-                .items
-                .into_iter()
-                .find(|i| i.component.name() == "attention")
-                .unwrap()
+            attention_item(&hw, &m, &server, &choice, &s)
         };
         let (old, new) = (attn("0.4.1"), attn("0.4.4.post2"));
         assert!(
@@ -357,15 +368,7 @@ fn sglang_047_triton_mla_prefill_prices_every_layer_at_the_rate_and_is_explained
         model: Some(CostModel::Roofline),
         kernel_db: None,
     };
-    let attn = |backend: &str| {
-        build(&hw, &m, &server(backend), &choice)
-            .unwrap()
-            .explain(&s)
-            .items
-            .into_iter()
-            .find(|i| i.component.name() == "attention")
-            .unwrap()
-    };
+    let attn = |backend: &str| attention_item(&hw, &m, &server(backend), &choice, &s);
     let (tri, fi) = (attn("triton"), attn("flashinfer"));
     let k = TritonMlaPrefill::of(&hw, &m, &server("triton")).unwrap();
     let want_ns = m.num_layers as f64 * k.layer_ns(&s);
