@@ -39,7 +39,7 @@
 //!   (gpt-oss) experts per engine × GPU and its rates where no table row exists (vLLM's Marlin
 //!   on A100, and on sm90 up to vLLM 0.11.0): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
 //!   extend runs the window layers' extend triangle in full): `cost::window`; vLLM's Triton
-//!   unified attention (gpt-oss's sinks on sm80) and its L2-bound prefill:
+//!   unified attention (gpt-oss's sinks on sm80) and its tile-rate-bound prefill:
 //!   `cost::unified_attention`; SGLang's triton extend kernel at DeepSeek's MLA prefill
 //!   (0.4.6–0.4.10, Hopper/Blackwell) and its measured rate: `cost::triton_mla_prefill`; the
 //!   static-split triton MLA decode kernel of 0.4.1–0.4.4.post1 and its cost per context token
