@@ -58,6 +58,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
     let mut linear: Vec<Linear> = k.attn_gemms.clone();
     linear.extend(k.dense_mlp.iter().cloned());
     linear.extend(k.moe_dense.iter().cloned());
+    let (prefill_floors, decode_floors) = k.roof.floor_descriptions();
     let mut attn = Vec::new();
     if s.decode_reqs > 0 {
         attn.push(format!(
@@ -66,9 +67,11 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             s.decode_reqs,
             s.decode_ctx_sum as f64 / s.decode_reqs as f64
         ));
-        if let Some(t) = k.roof.triton_mla_decode {
-            attn.push(format!("decode floored per layer by {}", t.describe()));
-        }
+        attn.extend(
+            decode_floors
+                .iter()
+                .map(|d| format!("decode floored per layer by {d}")),
+        );
     }
     if s.prefill_reqs > 0 {
         attn.push(format!(
@@ -77,12 +80,11 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             s.prefill_reqs,
             (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt()
         ));
-        if let Some(u) = k.roof.unified {
-            attn.push(format!("floored per layer by {}", u.describe()));
-        }
-        if let Some(t) = k.roof.triton_mla {
-            attn.push(format!("floored per layer by {}", t.describe()));
-        }
+        attn.extend(
+            prefill_floors
+                .iter()
+                .map(|d| format!("floored per layer by {d}")),
+        );
     }
     let attn_tables = measured(
         [

@@ -286,7 +286,7 @@ impl KernelCost {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
                     let (v, out) = sf.at(b, mean);
-                    t += full_layers * (v * d.scale).max(self.roof.triton_mla_decode_ns(s));
+                    t += full_layers * (v * d.scale).max(self.roof.decode_floor_ns(s));
                     if self.windowed_layers > 0.0 {
                         let w = self.window.map_or(mean, |w| mean.min(w));
                         t += self.windowed_layers * sf.at(b, w).0 * d.scale;
@@ -297,7 +297,7 @@ impl KernelCost {
                 }
                 (None, Some(b)) if one_query => {
                     let ctx = s.decode_ctx_sum as f64;
-                    t += full_layers * b.layer_ns(ctx).max(self.roof.triton_mla_decode_ns(s));
+                    t += full_layers * b.layer_ns(ctx).max(self.roof.decode_floor_ns(s));
                     if self.windowed_layers > 0.0 {
                         let reqs = s.decode_reqs as f64;
                         let w = self.window.map_or(ctx, |w| ctx.min(w * reqs));
@@ -323,15 +323,12 @@ impl KernelCost {
                     let r = s.prefill_reqs as f64;
                     let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
                     let (v, out) = sf.at(r, len(s.prefill_attn_work));
-                    t += full_layers
-                        * (v * p.scale)
-                            .max(self.roof.unified_floor_ns(s, false))
-                            .max(self.roof.triton_mla_prefill_ns(s));
+                    t += full_layers * (v * p.scale).max(self.roof.prefill_floor_ns(s, false));
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
                         let (w, _) = sf.at(r, len(work));
                         t += self.windowed_layers
-                            * (w * p.scale).max(self.roof.unified_floor_ns(s, true));
+                            * (w * p.scale).max(self.roof.prefill_floor_ns(s, true));
                     }
                     if out {
                         *x |= X_ATTN;

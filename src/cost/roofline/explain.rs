@@ -28,6 +28,18 @@ impl Roofline {
             time_ns,
             detail,
         };
+        let (prefill_floors, decode_floors) = self.floor_descriptions();
+        let floors: String = prefill_floors
+            .iter()
+            .filter(|_| s.prefill_reqs > 0)
+            .map(|d| format!("; prefill floored by {d}"))
+            .chain(
+                decode_floors
+                    .iter()
+                    .filter(|_| s.decode_reqs > 0)
+                    .map(|d| format!("; decode floored by {d}")),
+            )
+            .collect();
         let mut b = StepBreakdown {
             backend: "roofline".into(),
             items: vec![
@@ -37,9 +49,7 @@ impl Roofline {
                 item(Component::Attention, attention, format!(
                     "roofline: max(FLOPs / (bf16 peak × {:.3}), KV bytes / (HBM × decode {:.3})); prefill work {:.3e} token pairs, decode Σ context {}",
                     self.attn.prefill, self.attn.decode, s.prefill_attn_work, s.decode_ctx_sum)
-                    + &self.unified.filter(|_| s.prefill_reqs > 0).map_or(String::new(), |u| format!("; prefill floored by {}", u.describe()))
-                    + &self.triton_mla.filter(|_| s.prefill_reqs > 0).map_or(String::new(), |t| format!("; prefill floored by {}", t.describe()))
-                    + &self.triton_mla_decode.filter(|_| s.decode_reqs > 0).map_or(String::new(), |t| format!("; decode floored by {}", t.describe()))),
+                    + &floors),
                 item(Component::Moe, moe, if self.moe_layers > 0.0 {
                     format!("roofline: expected distinct experts of {} top-{} at m={rows:.0}; moe_gemm {:?}{}{}", self.num_experts, self.experts_per_token, e.moe_gemm, if self.untuned_moe_floor_ns.is_some() { "; default (untuned) fused-MoE config of this SGLang version on this GPU (cost/moe_config.rs)" } else { "" }, self.mxfp4.map_or(String::new(), |k| format!("; {}", k.describe(&self.hw))))
                 } else {

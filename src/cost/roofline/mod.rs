@@ -52,12 +52,12 @@ pub struct Roofline {
     windowed_layers: f64,
     /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
     window_prefix_only: bool,
-    /// vLLM's Triton unified attention's L2-bound prefill ([`super::unified_attention`]).
-    pub(crate) unified: Option<super::unified_attention::UnifiedAttention>,
+    /// vLLM's Triton unified attention's tile-rate-bound prefill ([`super::unified_attention`]).
+    unified: Option<super::unified_attention::UnifiedAttention>,
     /// SGLang's triton extend kernel at MLA prefill ([`super::triton_mla_prefill`]).
-    pub(crate) triton_mla: Option<super::triton_mla_prefill::TritonMlaPrefill>,
+    triton_mla: Option<super::triton_mla_prefill::TritonMlaPrefill>,
     /// SGLang's static-split triton kernel at MLA decode ([`super::triton_mla_decode`]).
-    pub(crate) triton_mla_decode: Option<super::triton_mla_decode::TritonMlaDecode>,
+    triton_mla_decode: Option<super::triton_mla_decode::TritonMlaDecode>,
     /// Set with DP attention: the per-layer weights split by where they run.
     dp_attention: Option<DpAttention>,
     /// SGLang's custom all-reduce serves messages below [`CUSTOM_AR_MAX_BYTES`].
@@ -279,23 +279,39 @@ impl Roofline {
         compute_s.max(memory_s) * 1e9
     }
 
-    /// The L2 floor of one layer's prefill attention under vLLM's Triton unified attention
-    /// (ns), 0 under every other kernel ([`super::unified_attention`]).
-    pub(crate) fn unified_floor_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
-        self.unified.map_or(0.0, |u| {
+    /// The floor a measured kernel puts under one layer's prefill attention (ns), 0 where no
+    /// such kernel runs: vLLM's Triton unified attention ([`super::unified_attention`], full
+    /// and windowed layers) and SGLang's triton extend kernel at MLA prefill
+    /// ([`super::triton_mla_prefill`], full layers). Both backends take the max with it.
+    pub(crate) fn prefill_floor_ns(&self, s: &BatchShape, windowed: bool) -> f64 {
+        let unified = self.unified.map_or(0.0, |u| {
             u.prefill_floor_ns(s, windowed, self.kv_bytes_per_token_layer)
-        })
+        });
+        let mla = match self.triton_mla {
+            Some(k) if !windowed => k.layer_ns(s),
+            _ => 0.0,
+        };
+        unified.max(mla)
     }
 
-    /// One full-attention layer's prefill under SGLang's triton kernel at MLA prefill (ns),
-    /// 0 under every other kernel ([`super::triton_mla_prefill`]).
-    pub(crate) fn triton_mla_prefill_ns(&self, s: &BatchShape) -> f64 {
-        self.triton_mla.map_or(0.0, |k| k.layer_ns(s))
+    /// What [`Self::prefill_floor_ns`] and [`Self::decode_floor_ns`] apply, one `describe()`
+    /// line per floor: (prefill, decode). Both backends' `--explain` print them.
+    pub(crate) fn floor_descriptions(&self) -> (Vec<String>, Vec<String>) {
+        let prefill = [
+            self.unified.map(|u| u.describe()),
+            self.triton_mla.map(|t| t.describe()),
+        ];
+        let decode = [self.triton_mla_decode.map(|t| t.describe())];
+        (
+            prefill.into_iter().flatten().collect(),
+            decode.into_iter().flatten().collect(),
+        )
     }
 
-    /// One full-attention layer's decode floor under SGLang's static-split triton kernel at
-    /// MLA decode (ns), 0 under every other kernel ([`super::triton_mla_decode`]).
-    pub(crate) fn triton_mla_decode_ns(&self, s: &BatchShape) -> f64 {
+    /// The floor SGLang's static-split triton kernel at MLA decode puts under one
+    /// full-attention layer's decode (ns), 0 under every other kernel
+    /// ([`super::triton_mla_decode`]). Both backends take the max with it.
+    pub(crate) fn decode_floor_ns(&self, s: &BatchShape) -> f64 {
         self.triton_mla_decode.map_or(0.0, |k| k.layer_ns(s))
     }
 
@@ -318,15 +334,9 @@ impl Roofline {
             let compute_s = work * self.attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s =
                 kv_tokens * self.kv_bytes_per_token_layer / (bw * self.hw.efficiency.memory);
-            let triton_mla_s = if windowed {
-                0.0
-            } else {
-                self.triton_mla_prefill_ns(s) / 1e9
-            };
             t += compute_s
                 .max(memory_s)
-                .max(self.unified_floor_ns(s, windowed) / 1e9)
-                .max(triton_mla_s);
+                .max(self.prefill_floor_ns(s, windowed) / 1e9);
         }
         if s.decode_reqs > 0 {
             let ctx = match (windowed, self.window_tokens) {
@@ -338,12 +348,12 @@ impl Roofline {
             let compute_s =
                 width * ctx * self.decode_attn_flops_per_pair / (peak * self.attn.prefill);
             let memory_s = ctx * self.kv_bytes_per_token_layer / (bw * self.attn.decode);
-            let triton_mla_s = if windowed {
+            let floor_s = if windowed {
                 0.0
             } else {
-                self.triton_mla_decode_ns(s) / 1e9
+                self.decode_floor_ns(s) / 1e9
             };
-            t += compute_s.max(memory_s).max(triton_mla_s);
+            t += compute_s.max(memory_s).max(floor_s);
         }
         t * 1e9
     }
