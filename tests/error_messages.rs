@@ -178,6 +178,11 @@ fn nan_negative_and_infinite_numbers_in_hardware_profiles() {
             "implausibly small",
         ),
         (
+            "hw-sm-clock-ghz.yaml",
+            "peaks.sm_boost_clock_hz",
+            "outside 0.1–5 GHz (the unit is Hz",
+        ),
+        (
             "hw-client-send.yaml",
             "overheads.client_send_ns",
             "--client-send-us",

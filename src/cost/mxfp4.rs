@@ -70,15 +70,17 @@ pub const MARLIN_MOE_PEAK_FRACTION: f64 = 0.54;
 const H20_MARLIN_STREAM_BYTES_PER_S: f64 = 1.32e12;
 /// H20: 78 SMs (Geekbench 6 listing) at Hopper's 1.98 GHz boost (assumed; bounds 1.755–1.98).
 const H20_SM_CYCLES_PER_S: f64 = 78.0 * 1.98e9;
-/// A100 SXM4: 108 SMs at 1.41 GHz boost (NVIDIA A100 whitepaper).
+/// A100 SXM4: 108 SMs at 1.41 GHz boost (NVIDIA A100 whitepaper; the bundled profile's
+/// `peaks.sm_count` × `peaks.sm_boost_clock_hz`).
 const A100_SM_CYCLES_PER_S: f64 = 108.0 * 1.41e9;
 
-/// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on sm80 (A100): the H20's
-/// measured rate per SM-clock, ≈ 1.30e12 B/s (bounds 1.28–1.61e12). The experts' weight
-/// bytes stream at the smaller of this and the profile's `bandwidth × memory`.
+/// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on the bundled A100 SXM4:
+/// the H20's measured rate per SM-clock, ≈ 1.30e12 B/s (bounds 1.28–1.61e12). The experts'
+/// weight bytes stream at the smaller of this and the profile's `bandwidth × memory`.
 pub const MARLIN_STREAM_BYTES_PER_S_SM80: f64 =
     H20_MARLIN_STREAM_BYTES_PER_S * A100_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S;
-/// H100 / H200 SXM: 132 SMs (H100 whitepaper; the H200 is the same GH100 die) at 1.98 GHz.
+/// H100 / H200 SXM: 132 SMs (H100 whitepaper; the H200 is the same GH100 die) at 1.98 GHz:
+/// the SM-clock a Hopper profile without `peaks.sm_count` is taken to have.
 const GH100_SXM_SM_CYCLES_PER_S: f64 = 132.0 * 1.98e9;
 
 /// vLLM's Marlin MXFP4 fused MoE at large M on sm90, as a fraction of the dense bf16 peak
@@ -95,16 +97,28 @@ pub const MARLIN_MOE_PEAK_FRACTION_SM90: f64 = 0.27;
 const VLLM_SM90_MARLIN_UNTIL: Version = Version::new(0, 11, 1);
 
 /// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on `hw`: the H20's measured
-/// rate per SM-clock ([`MARLIN_STREAM_BYTES_PER_S_SM80`] on sm80; ≈ 2.23e12 B/s on H100 /
-/// H200, 1.32e12 on the H20). `None` off sm80 / sm90.
+/// rate per SM-clock, times the profile's SM-cycles per second (`peaks.sm_count` ×
+/// `peaks.sm_boost_clock_hz`: ≈ 1.30e12 B/s on the A100 SXM4, ≈ 2.23e12 on H100 / H200, the
+/// H20's own 1.32e12 on the H20). A profile without SM figures is taken as the A100 SXM4
+/// (sm80) or the GH100 SXM die (sm90), and [`sm_clock_source`] says so. `None` off sm80 / sm90.
 pub fn marlin_stream_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
-    match hw.arch {
-        Arch::Ampere => Some(MARLIN_STREAM_BYTES_PER_S_SM80),
-        Arch::Hopper if hw.name.starts_with("h20-") => Some(H20_MARLIN_STREAM_BYTES_PER_S),
-        Arch::Hopper => {
-            Some(H20_MARLIN_STREAM_BYTES_PER_S * GH100_SXM_SM_CYCLES_PER_S / H20_SM_CYCLES_PER_S)
+    let fallback = match hw.arch {
+        Arch::Ampere => A100_SM_CYCLES_PER_S,
+        Arch::Hopper => GH100_SXM_SM_CYCLES_PER_S,
+        _ => return None,
+    };
+    let cycles = hw.peaks.sm_cycles_per_s().unwrap_or(fallback);
+    Some(H20_MARLIN_STREAM_BYTES_PER_S * cycles / H20_SM_CYCLES_PER_S)
+}
+
+/// Where [`marlin_stream_bytes_per_s`] took the SM-clock from, for `--explain`.
+fn sm_clock_source(hw: &HardwareProfile) -> String {
+    match (hw.peaks.sm_count, hw.peaks.sm_boost_clock_hz) {
+        (Some(n), Some(hz)) => format!("{n} SMs at {:.2} GHz", hz / 1e9),
+        _ if hw.arch == Arch::Ampere => {
+            "no SM figures in the profile: the A100 SXM4's assumed".into()
         }
-        _ => None,
+        _ => "no SM figures in the profile: the H100 SXM's assumed".into(),
     }
 }
 
@@ -193,7 +207,8 @@ impl Mxfp4Kernel {
                 hw.efficiency.mxfp4_compute, r.memory_mult, r.half_tokens
             ),
             Mxfp4Kernel::VllmMarlin => format!(
-                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock: {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+                sm_clock_source(hw),
                 r.peak_eff,
                 r.half_tokens,
                 hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,

@@ -33,9 +33,23 @@
 //! the H200). Ascend runs its own kernels and is not priced here.
 use super::BatchShape;
 use crate::spec::hardware::{Arch, HardwareProfile};
-use crate::spec::model::ModelSpec;
+use crate::spec::model::{Mla, ModelSpec};
 use crate::spec::server::ServerConfig;
 use crate::spec::version::Version;
+use std::ops::Range;
+
+/// The MLA dimensions of `model` when an SGLang server in `releases` runs it on the `triton`
+/// attention backend (the applicability both triton MLA kernels share); `None` otherwise.
+pub(crate) fn sglang_triton_mla<'m>(
+    model: &'m ModelSpec,
+    server: &ServerConfig,
+    releases: Range<Version>,
+) -> Option<&'m Mla> {
+    let applies = server.vllm.is_none()
+        && server.attention_backend == "triton"
+        && releases.contains(&server.version);
+    model.mla.as_ref().filter(|_| applies)
+}
 
 /// Decode steps of the measurement (1000 output tokens each, all requests together).
 const STEPS: f64 = 1000.0;
@@ -76,12 +90,8 @@ impl TritonMlaDecode {
     /// The kernel of an SGLang server running an MLA model on `triton` attention in
     /// [`FIRST`]..[`UNTIL`] on an NVIDIA GPU; `None` for every other deployment.
     pub fn of(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Option<Self> {
-        model.mla.as_ref()?;
-        let applies = server.vllm.is_none()
-            && server.attention_backend == "triton"
-            && (FIRST..UNTIL).contains(&server.version)
-            && hw.arch != Arch::Ascend;
-        applies.then(|| TritonMlaDecode {
+        sglang_triton_mla(model, server, FIRST..UNTIL)?;
+        (hw.arch != Arch::Ascend).then(|| TritonMlaDecode {
             heads: model.q_heads_per_rank(server.attn_tp),
             ns_per_token_head: NS_PER_TOKEN_HEAD,
         })

@@ -36,6 +36,7 @@
 //! A batch with a cached prefix runs the absorbed path (`AttnForwardMethod.MLA`: the same
 //! kernel over the 576-wide latent, 3.4× the FLOP per pair, unmeasured); it is priced at the
 //! MHA FLOP, a lower bound. Only the full-attention layers (DeepSeek has no windows).
+use super::triton_mla_decode::sglang_triton_mla;
 use super::BatchShape;
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::ModelSpec;
@@ -68,12 +69,8 @@ impl TritonMlaPrefill {
     /// The kernel of an SGLang server running an MLA model on `triton` attention in
     /// [`FIRST`]..[`UNTIL`] on Hopper or Blackwell; `None` for every other deployment.
     pub fn of(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> Option<Self> {
-        let m = model.mla.as_ref()?;
-        let applies = server.vllm.is_none()
-            && server.attention_backend == "triton"
-            && (FIRST..UNTIL).contains(&server.version)
-            && matches!(hw.arch, Arch::Hopper | Arch::Blackwell);
-        applies.then(|| TritonMlaPrefill {
+        let m = sglang_triton_mla(model, server, FIRST..UNTIL)?;
+        matches!(hw.arch, Arch::Hopper | Arch::Blackwell).then(|| TritonMlaPrefill {
             flops_per_pair: 2.0
                 * model.q_heads_per_rank(server.attn_tp)
                 * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) as f64,

@@ -34,6 +34,20 @@ pub struct Peaks {
     pub fp8_flops_per_s: Option<f64>,
     #[serde(default)]
     pub int8_ops_per_s: Option<f64>,
+    /// Streaming multiprocessors on one device (datasheet); absent where no source gives it.
+    /// Carries a kernel timing measured on another GPU over per SM-clock (`cost::mxfp4`).
+    #[serde(default)]
+    pub sm_count: Option<u32>,
+    /// The SMs' boost clock in Hz (datasheet), with `sm_count`.
+    #[serde(default)]
+    pub sm_boost_clock_hz: Option<f64>,
+}
+
+impl Peaks {
+    /// SM-cycles per second (`sm_count × sm_boost_clock_hz`), when the profile states both.
+    pub fn sm_cycles_per_s(&self) -> Option<f64> {
+        Some(f64::from(self.sm_count?) * self.sm_boost_clock_hz?)
+    }
 }
 
 /// Memory of one device.
@@ -240,6 +254,40 @@ impl HardwareProfile {
     /// The inter-node link, when given: bandwidth > 0 and at most the node link's (a network
     /// faster than NVLink would make spanning nodes cheaper than staying in one), latency ≥ 0
     /// and at least the node link's.
+    /// `peaks.sm_count` and `peaks.sm_boost_clock_hz` come together, within what GPUs have.
+    fn check_sms(&self, origin: &str) -> Result<()> {
+        match (self.peaks.sm_count, self.peaks.sm_boost_clock_hz) {
+            (None, None) => Ok(()),
+            (Some(n), Some(hz)) => {
+                if !(1..=1024).contains(&n) {
+                    return Err(Error::invalid(
+                        origin,
+                        "peaks.sm_count",
+                        format!("{n} is outside 1–1024"),
+                    ));
+                }
+                if !(1e8..=5e9).contains(&hz) {
+                    return Err(Error::invalid(
+                        origin,
+                        "peaks.sm_boost_clock_hz",
+                        format!("{hz} Hz is outside 0.1–5 GHz (the unit is Hz, not GHz)"),
+                    ));
+                }
+                Ok(())
+            }
+            (Some(_), None) => Err(Error::invalid(
+                origin,
+                "peaks.sm_boost_clock_hz",
+                "missing: give it with peaks.sm_count",
+            )),
+            (None, Some(_)) => Err(Error::invalid(
+                origin,
+                "peaks.sm_count",
+                "missing: give it with peaks.sm_boost_clock_hz",
+            )),
+        }
+    }
+
     fn check_inter_node(&self, origin: &str) -> Result<()> {
         let l = &self.link;
         if let Some(bw) = l.inter_node_bandwidth_bytes_per_s {
@@ -375,6 +423,7 @@ impl HardwareProfile {
             }
         }
         self.check_inter_node(origin)?;
+        self.check_sms(origin)?;
         if self.link.devices_per_node == 0 {
             return Err(Error::invalid(
                 origin,

@@ -370,6 +370,21 @@ fn vllm_up_to_0_11_runs_marlin_mxfp4_moe_on_h100_by_hand_and_later_releases_do_n
         "the same GH100 SMs"
     );
     assert_eq!(stream("b200-sxm-180gb"), None);
+    // The rate follows the profile's SM-clock, not its name: half the SMs, half the rate; a
+    // Hopper profile without SM figures is taken as the H100 SXM.
+    let mut small = load_hardware("h100-sxm5-80gb").unwrap();
+    small.peaks.sm_count = Some(66);
+    let half = mxfp4::marlin_stream_bytes_per_s(&small).unwrap();
+    assert!((half - h100_stream / 2.0).abs() < 1e6, "{half}");
+    let mut renamed = load_hardware("h20-96gb").unwrap();
+    renamed.name = "my-hopper".into();
+    assert!((mxfp4::marlin_stream_bytes_per_s(&renamed).unwrap() - 1.32e12).abs() < 1e6);
+    renamed.peaks.sm_count = None;
+    renamed.peaks.sm_boost_clock_hz = None;
+    assert_eq!(
+        mxfp4::marlin_stream_bytes_per_s(&renamed),
+        Some(h100_stream)
+    );
     assert!((MARLIN_MOE_PEAK_FRACTION_SM90 - 0.27).abs() < 1e-12);
 
     let server = at("0.11.0");
