@@ -1,7 +1,8 @@
 //! Decode-step bounds and repricings of the measured-kernel backend: decode GEMMs never beat
 //! streaming the weights from HBM, A100 TP8's decode all-reduce is the custom all-reduce table's
-//! graph lane, MoE rows repriced to independent tokens' distinct experts, and the
-//! `kernels_overheads:` block read by the kernel backend only.
+//! graph lane, its batch-1 Llama-70B step matches the SGLang cookbook's logs, MoE rows repriced
+//! to independent tokens' distinct experts, and the `kernels_overheads:` block read by the
+//! kernel backend only.
 use super::*;
 
 /// The attention line of `--explain` for one step of `server` under `choice`.
@@ -107,6 +108,32 @@ fn a100_tp8_decode_all_reduce_is_the_custom_allreduce_tables_graph_lane() {
                 && ar.detail.contains("tables SGLang 0.5.9"),
             "{}",
             ar.detail
+        );
+    }
+}
+
+#[test]
+fn a100_llama70b_tp8_batch1_decode_step_is_the_cookbook_logs_median_itl() {
+    // A step-level check against a public log, which is never fitted: the SGLang cookbook's
+    // "Llama 3.1" §5.1 (validation/public/004_cookbook-llama-3.1-70b-a100.txt), Llama-3.1-70B
+    // bf16 on 8 × A100 at TP8, SGLang 0.5.6, `--max-concurrency 1`. With one request in
+    // flight and the overlap scheduler, every inter-token gap is one pure decode step at
+    // batch 1 (CUDA graph bs 1), so the median ITL is that step. The logs' P99 ITL is within
+    // 1.5% of their median. The mean decode context is about the mean prompt (total input /
+    // 10 requests) plus half the mean output (4220 / 10 / 2 = 211). Tolerance: ±5%, the
+    // project's TPOT target. NCCL in place of the custom all-reduce (+11%), no per-layer
+    // floors (−11%) or the weights streamed at datasheet HBM bandwidth (−27%) fall outside
+    // it. Batches of 16 and more are priced 11–18% below these logs (an open gap,
+    // validation/public/p004-decode-notes.md) and are not asserted here.
+    let (k, server) = at_version("a100-sxm4-80gb", "llama-3.1-70b", 8, "0.5.6");
+    for (run, prompt_mean, itl_ms) in [("P004-00", 610, 18.64), ("P004-03", 4194, 18.81)] {
+        let t = k.step_time(&decode(&server, 1, prompt_mean + 211));
+        let err = t.total_ns / (itl_ms * 1e6) - 1.0;
+        assert!(
+            err.abs() < 0.05,
+            "{run}: step {} ns against median ITL {itl_ms} ms: {:+.1}%",
+            t.total_ns,
+            100.0 * err
         );
     }
 }
