@@ -353,16 +353,21 @@ mod tests {
         );
         // Seed 003 (A100, 0.5.1) and its A100 tables (0.5.10); the B200 cookbook run (0.5.6):
         // no file for the shape in either release, so the tables measured the same default
-        // config the runs used (wheels read: no E=128 A100 file, no N=192 B200 file).
-        for (dev, run) in [
-            ("NVIDIA_A100-SXM4-80GB", "0.5.1"),
-            ("NVIDIA_A100-SXM4-80GB", "0.5.10"),
-            ("NVIDIA_B200", "0.5.6"),
+        // config the runs used (wheels read: no E=128 A100 file, no N=192 B200 file). Qwen3-
+        // 30B-A3B at TP2 (N=384, seed 003-08..11) likewise: 0.5.1's only E=128 Ampere files
+        // are A800's N=192 and N=768 (`configs/triton_3_*`, SGLang PR #5900).
+        let q30_tp2 = shape_of(128, 384, "bf16");
+        for (dev, run, s) in [
+            ("NVIDIA_A100-SXM4-80GB", "0.5.1", &q),
+            ("NVIDIA_A100-SXM4-80GB", "0.5.10", &q),
+            ("NVIDIA_A100-SXM4-80GB", "0.5.1", &q30_tp2),
+            ("NVIDIA_A100-SXM4-80GB", "0.5.10", &q30_tp2),
+            ("NVIDIA_B200", "0.5.6", &q),
         ] {
             assert_eq!(
-                shipped(dev, &q, v(run)).map(|x| x.0),
+                shipped(dev, s, v(run)).map(|x| x.0),
                 Some(false),
-                "{dev} {run}"
+                "{dev} {run} {s:?}"
             );
         }
     }
