@@ -172,6 +172,58 @@ fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     (kept, ignored)
 }
 
+/// launch_server flags that cannot change what bench_serving measures: addresses, logging,
+/// names, authentication, download and loading options.
+const HARMLESS_SERVER_FLAGS: &[&str] = &[
+    "host",
+    "port",
+    "trust-remote-code",
+    "log-level",
+    "log-level-http",
+    "log-requests",
+    "log-requests-level",
+    "enable-metrics",
+    "served-model-name",
+    "api-key",
+    "revision",
+    "download-dir",
+    "tokenizer-path",
+    "tokenizer-mode",
+    "load-format",
+    "model-loader-extra-config",
+    "show-time-cost",
+    "decode-log-interval",
+    "file-storage-path",
+    "enable-cache-report",
+    "watchdog-timeout",
+    "nccl-port",
+    "chat-template",
+    "reasoning-parser",
+    "tool-call-parser",
+    "allow-auto-truncate",
+    "collect-tokens-histogram",
+    "random-seed",
+];
+
+/// Splits the ignored launch_server words into the harmless flags (with their values) and
+/// the rest, which may change the real server's numbers.
+fn split_ignored(ignored: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut harmless, mut unmodelled) = (Vec::new(), Vec::new());
+    let mut into_harmless = false;
+    for word in ignored {
+        if let Some(body) = word.strip_prefix("--") {
+            let name = body.split('=').next().unwrap_or(body);
+            into_harmless = HARMLESS_SERVER_FLAGS.contains(&name);
+        }
+        if into_harmless {
+            harmless.push(word.clone());
+        } else {
+            unmodelled.push(word.clone());
+        }
+    }
+    (harmless, unmodelled)
+}
+
 /// True when `args` set the bench_serving flag `flag` (`--flag`, `--flag=v`, or an
 /// abbreviation of at least `min` characters, as argparse allows).
 fn sets(args: &[String], flag: &str, min: usize) -> bool {
@@ -199,10 +251,17 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
         match program(&cmd) {
             Some(("sglang.launch_server", args)) => {
                 let (kept, ignored) = server_args(args);
-                if !ignored.is_empty() {
+                let (harmless, unmodelled) = split_ignored(&ignored);
+                if !harmless.is_empty() {
                     eprintln!(
                         "note: launch_server flags with no effect on the simulation, ignored: {}",
-                        ignored.join(" ")
+                        harmless.join(" ")
+                    );
+                }
+                if !unmodelled.is_empty() {
+                    eprintln!(
+                        "warning: launch_server flags servesim does not model, ignored (the real server's numbers may differ): {}",
+                        unmodelled.join(" ")
                     );
                 }
                 out.extend(kept.into_iter().map(OsString::from));
@@ -269,6 +328,28 @@ mod tests {
         assert_eq!(cmds[1][4], "{\"a\": 1}");
         assert_eq!(program(&cmds[0]).map(|p| p.0), Some("sglang.launch_server"));
         assert_eq!(program(&cmds[2]), None);
+    }
+
+    #[test]
+    fn ignored_flags_that_may_change_the_result_are_told_apart() {
+        let ignored: Vec<String> =
+            "--host 0.0.0.0 --enable-torch-compile --torch-compile-max-bs 8 \
+             --log-level=info --nnodes 2"
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+        let (harmless, unmodelled) = split_ignored(&ignored);
+        assert_eq!(harmless, ["--host", "0.0.0.0", "--log-level=info"]);
+        assert_eq!(
+            unmodelled,
+            [
+                "--enable-torch-compile",
+                "--torch-compile-max-bs",
+                "8",
+                "--nnodes",
+                "2"
+            ]
+        );
     }
 
     #[test]
