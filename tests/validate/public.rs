@@ -345,3 +345,74 @@ fn gpustack_replay_of_an_sglang_block_uses_its_launch_command() {
     let s = scenario_for(&q32[1], &ov("a100-sxm4-80gb", "qwen3-32b")).unwrap();
     assert!(s.server.vllm.is_none());
 }
+
+/// DataCrunch's H200 runs (validation/public/009_datacrunch-h200-llama.txt) kept only the
+/// client's `--output-file` summary line, so they are checked outside the manifest
+/// (scripts/public_jsonl_check.py). Their replay table must stay runnable: the replayed random
+/// runs draw the real runs' exact token totals (an independent check of the 0.4.0 client's random
+/// lengths, and of the 405B model YAML loading), and servesim's summary line carries every key the
+/// real 0.4.0 line has.
+#[test]
+fn jsonl_summary_check_replays_the_real_totals_and_keys() {
+    let text =
+        std::fs::read_to_string(root().join("validation/public/009_datacrunch-h200-llama.txt"))
+            .unwrap();
+    // The jsonl quotes, in order, each a list of records.
+    let mut quotes: Vec<Vec<serde_json::Value>> = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("# ----") {
+            inside = line.contains("verbatim quote") && line.contains(".jsonl");
+            if inside {
+                quotes.push(Vec::new());
+            }
+        } else if inside && line.starts_with('{') {
+            quotes
+                .last_mut()
+                .unwrap()
+                .push(serde_json::from_str(line).unwrap());
+        }
+    }
+    assert_eq!(quotes.iter().map(Vec::len).collect::<Vec<_>>(), [7, 6, 5]);
+    let out_dir = std::env::temp_dir().join(format!("servesim-jsonl-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).unwrap();
+    for id in ["D70-r1", "D405-r1"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("replay {id} ")))
+            .unwrap_or_else(|| panic!("no replay line {id}"));
+        let (head, flags) = line.split_once(" -- ").unwrap();
+        let pos: Vec<usize> = head
+            .split_whitespace()
+            .skip(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let real = &quotes[pos[0] - 1][pos[1]];
+        let file = out_dir.join(format!("{id}.jsonl"));
+        let _ = std::fs::remove_file(&file);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_servesim"))
+            .current_dir(root())
+            .arg("run")
+            .args(flags.split_whitespace())
+            .arg("--output-file")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sim: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&file).unwrap().trim()).unwrap();
+        for (key, _) in real.as_object().unwrap() {
+            assert!(
+                sim.get(key).is_some(),
+                "{id}: servesim's line lacks `{key}`"
+            );
+        }
+        for key in ["completed", "total_input_tokens", "total_output_tokens"] {
+            assert_eq!(sim[key], real[key], "{id}: {key}");
+        }
+    }
+}
