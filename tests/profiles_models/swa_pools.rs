@@ -1,0 +1,87 @@
+//! SGLang's hybrid SWA pools for gpt-oss (`spec::hybrid_kv`): which releases turn them on
+//! (`model_specific_adjustments` in the 0.5.1–0.5.23 wheels) and the split
+//! `set_num_tokens_hybrid_swa` makes of the all-layer pool, by hand.
+use servesim::spec::bundled::{load_hardware, load_model};
+use servesim::spec::server::{ServerConfig, ServerFlags};
+
+fn sglang(hw: &str, model: &str, version: &str, f: impl FnOnce(&mut ServerFlags)) -> ServerConfig {
+    let mut flags = ServerFlags {
+        sglang_version: Some(version.parse().unwrap()),
+        ..Default::default()
+    };
+    f(&mut flags);
+    ServerConfig::resolve(
+        &flags,
+        &load_hardware(hw).unwrap(),
+        &load_model(model).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn gpt_oss_pools_split_the_all_layer_pool_by_hand() {
+    // gpt-oss-20b: 12 window + 12 full layers; 120b: 18 + 18. With the default ratio 0.8,
+    // full = int(M·L / (0.8·S + F)) (Python floats), swa = int(full · 0.8), page 1.
+    for (hw, model, layers, half) in [
+        ("a100-sxm4-80gb", "gpt-oss-20b", 24.0, 12.0),
+        ("h100-sxm5-80gb", "gpt-oss-20b", 24.0, 12.0),
+        ("a100-sxm4-80gb", "gpt-oss-120b", 36.0, 18.0),
+        ("h100-sxm5-80gb", "gpt-oss-120b", 36.0, 18.0),
+    ] {
+        let on = sglang(hw, model, "0.5.10", |_| {});
+        let off = sglang(hw, model, "0.5.10", |f| f.disable_hybrid_swa_memory = true);
+        assert!(off.swa_pools.is_none());
+        let m = off.kv_pool_tokens as f64; // the all-layer max_total_num_tokens
+        let full = (m * layers / (0.8 * half + half)) as u64;
+        let swa = (full as f64 * 0.8) as u64;
+        let p = on
+            .swa_pools
+            .expect("gpt-oss runs hybrid SWA pools from 0.5.10");
+        assert_eq!((p.full_tokens, p.swa_tokens), (full, swa), "{hw} {model}");
+        assert!(full > off.kv_pool_tokens && swa < off.kv_pool_tokens);
+        // servesim's scheduler charges the smaller pool (no SWA eviction modelled).
+        assert_eq!(on.kv_pool_tokens, swa);
+        // --swa-full-tokens-ratio 1: both pools equal the all-layer pool.
+        let one = sglang(hw, model, "0.5.10", |f| f.swa_full_tokens_ratio = Some(1.0));
+        let p1 = one.swa_pools.unwrap();
+        assert_eq!(
+            (p1.full_tokens, p1.swa_tokens),
+            (off.kv_pool_tokens, off.kv_pool_tokens)
+        );
+    }
+}
+
+#[test]
+fn gpt_oss_hybrid_swa_by_release_and_backend() {
+    let pools = |hw: &str, v: &str| sglang(hw, "gpt-oss-20b", v, |_| {}).swa_pools.is_some();
+    // 0.5.1–0.5.7: `disable_hybrid_swa_memory = True` for GptOssForCausalLM unconditionally
+    // (seed 003's 0.5.1, P003's 0.5.6, GPUStack's 0.5.3 / 0.5.4.post2 all run one pool).
+    for v in ["0.5.1", "0.5.3", "0.5.4.post2", "0.5.6", "0.5.7"] {
+        assert!(!pools("h100-sxm5-80gb", v), "{v}");
+    }
+    // 0.5.8 / 0.5.9: off only with trtllm_mha (the B200 default); 0.5.10+: on everywhere.
+    assert!(pools("h100-sxm5-80gb", "0.5.8"));
+    assert!(pools("a100-sxm4-80gb", "0.5.9"));
+    assert!(!pools("b200-sxm-180gb", "0.5.9"));
+    assert!(pools("b200-sxm-180gb", "0.5.10"));
+    assert!(pools("b200-sxm-180gb", "0.5.23"));
+    // Other models never (no window layers).
+    let q = sglang("h100-sxm5-80gb", "qwen3-8b", "0.5.23", |_| {});
+    assert!(q.swa_pools.is_none());
+    // A ratio outside (0, 1] is refused in one line naming the flag.
+    let err = ServerConfig::resolve(
+        &ServerFlags {
+            sglang_version: Some("0.5.10".parse().unwrap()),
+            swa_full_tokens_ratio: Some(1.5),
+            ..Default::default()
+        },
+        &load_hardware("h100-sxm5-80gb").unwrap(),
+        &load_model("gpt-oss-20b").unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("--swa-full-tokens-ratio") && err.contains("(0, 1]"),
+        "{err}"
+    );
+}
