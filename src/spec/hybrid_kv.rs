@@ -148,16 +148,9 @@ impl SwaPools {
 }
 
 impl SwaPools {
-    /// The one pool servesim's SGLang scheduler charges: the smaller of the two, every token
-    /// of a request in it. SGLang's admission takes the smaller pool's available + evictable
-    /// tokens too, and (0.5.10, radix cache on) a request's prompt keeps its SWA tokens: after
-    /// the prefill `SWARadixCache.cache_unfinished_req` inserts it and `inc_lock_ref` locks
-    /// whole tree nodes until `window` tokens are covered, i.e. the whole prompt of a unique
-    /// request. Only decode tokens behind the window are freed (`ScheduleBatch.maybe_evict_swa`,
-    /// every `window` decode steps, from `cache_protected_len`). Not modelled: that freeing,
-    /// so a request with O ≫ 2·window outputs is charged up to O − window more SWA tokens than
-    /// SGLang holds, and the radix-off path (which frees the prompt's SWA tokens too); at worst
-    /// `full / swa` (1.25× at the default ratio) fewer tokens than SGLang.
+    /// The smaller of the two pools: what the admission limits (the longest prompt SGLang
+    /// can ever hold) read. The scheduler keeps both (`engine::scheduler::swa`): admission
+    /// counts the smaller pool's free tokens, as SGLang's `rem_total_tokens` does.
     pub fn scheduler_tokens(&self) -> u64 {
         self.full_tokens.min(self.swa_tokens)
     }

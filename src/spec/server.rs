@@ -47,7 +47,7 @@ pub struct ServerConfig {
     /// Captured decode batch sizes, ascending; empty when CUDA graphs are disabled.
     pub cuda_graph_batch_sizes: Vec<u64>,
     /// KV pool size in tokens (`max_total_num_tokens`); with hybrid SWA pools the smaller
-    /// of the two (`swa_pools`), the pool the scheduler charges.
+    /// of the two (`swa_pools`: the scheduler keeps both).
     pub kv_pool_tokens: u64,
     /// SGLang's hybrid full + sliding-window pools, when on (`spec::hybrid_kv`).
     #[serde(skip_serializing_if = "Option::is_none")]
