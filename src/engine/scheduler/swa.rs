@@ -5,7 +5,11 @@
 //! slots (the whole prompt node stays SWA-locked); `ScheduleBatch.maybe_evict_swa` frees only
 //! decode tokens behind the window, before the decode batches whose `decode_batch_idx` is ≡ 1
 //! (mod window): at index `e` everything before `prompt + e − window` goes, i.e. one token at
-//! `e = window + 1`, then `window` tokens every `window` batches (read in 0.5.10, page 1).
+//! `e = window + 1`, then `window` tokens every `window` batches (read in 0.5.8–0.5.10, page
+//! 1). Later releases change the cadence: 0.5.12 and 0.5.16 evict every
+//! `SGLANG_SWA_EVICTION_INTERVAL` iterations, 0.5.20+ once that many tokens have slid out
+//! of the window, and 0.5.23 can release the prompt's SWA lock. They are charged at the
+//! 0.5.10 cadence here (not modelled per release).
 //!
 //! Per decode batch the frees are O(1): members are counted by the batch index they joined at
 //! (mod window, and exactly), so the ones evicting in this batch are three look-ups.
