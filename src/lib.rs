@@ -15,6 +15,10 @@
 //!   defaults in `spec::defaults` (+ `spec::piecewise_defaults`, `spec::backend_defaults`; versions
 //!   accepted: `spec::version`, 0.3.0 to 0.5.23, default 0.5.23); the prefill CUDA graph
 //!   (piecewise 0.5.10–0.5.15, breakable 0.5.16+) and its reserve: `spec::graph_defaults`;
+//!   window models' hybrid pools (SGLang's full + SWA pools per release, vLLM's hybrid KV
+//!   groups sharing one block pool): `spec::hybrid_kv`, the window groups' blocks in vLLM's
+//!   scheduler: `engine::window_kv`, SGLang's SWA pool beside the full one:
+//!   `engine/scheduler/swa.rs`;
 //!   scheduler rules changed after 0.5.15 (0.5.22's full `ignore_eos` reserve, no ride for
 //!   finishing requests): `spec::version_rules`; what DP attention sets per release:
 //!   `spec::dp_attention_rules`;

@@ -19,3 +19,4 @@ pub mod sim;
 pub mod stream;
 pub mod timeline;
 pub mod vllm;
+pub mod window_kv;

@@ -263,6 +263,11 @@ impl Running {
         self.new_pages_for(1)
     }
 
+    /// Members whose context is ≡ `residue` modulo the page size (O(1)).
+    pub fn members_at_ctx_residue(&self, residue: u64) -> u64 {
+        self.residues[self.residue(residue as i64 - self.d)]
+    }
+
     /// Tokens allocated for the current contexts, rounded up to pages.
     pub fn page_size(&self) -> u64 {
         self.page

@@ -88,6 +88,8 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
         (f.sglang_version.is_some(), "--sglang-version"),
         (f.load_balance_method.is_some(), "--load-balance-method"),
         (f.enable_dp_attention, "--enable-dp-attention"),
+        (f.disable_hybrid_swa_memory, "--disable-hybrid-swa-memory"),
+        (f.swa_full_tokens_ratio.is_some(), "--swa-full-tokens-ratio"),
         (
             !f.speculative.is_unset(),
             "--speculative-algorithm (servesim models speculative decoding for SGLang only)",
@@ -101,6 +103,10 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
 fn vllm_only(f: &ServerFlags) -> Vec<&'static str> {
     names_if_set(&[
         (f.vllm_version.is_some(), "--vllm-version"),
+        (
+            f.disable_hybrid_kv_cache_manager,
+            "--disable-hybrid-kv-cache-manager",
+        ),
         (
             f.expert_parallel.enable_expert_parallel,
             "--enable-expert-parallel",

@@ -11,6 +11,7 @@ pub mod graph_defaults;
 pub mod hardware;
 pub mod hardware_backend;
 pub mod hf_config;
+pub mod hybrid_kv;
 pub mod load;
 pub mod load_balance;
 pub mod model;

@@ -46,8 +46,12 @@ pub struct ServerConfig {
     pub piecewise_prefill: bool,
     /// Captured decode batch sizes, ascending; empty when CUDA graphs are disabled.
     pub cuda_graph_batch_sizes: Vec<u64>,
-    /// KV pool size in tokens (`max_total_num_tokens`).
+    /// KV pool size in tokens (`max_total_num_tokens`); with hybrid SWA pools the smaller
+    /// of the two (`swa_pools`: the scheduler keeps both).
     pub kv_pool_tokens: u64,
+    /// SGLang's hybrid full + sliding-window pools, when on (`spec::hybrid_kv`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swa_pools: Option<super::hybrid_kv::SwaPools>,
     /// Request slots (`req_to_token_pool.size`).
     pub req_pool_size: u64,
     pub max_running_requests: u64,
@@ -346,13 +350,28 @@ impl ServerConfig {
                 rest_gib
             )));
         }
+        let swa_pools = super::hybrid_kv::sglang_swa_pools(
+            flags,
+            model,
+            version,
+            &attention_backend,
+            spec.is_some(),
+            kv_pool_tokens,
+            page_size,
+        )?;
+        // The request-pool estimate reads the all-layer count (`init_memory_pool` sizes it
+        // before `set_num_tokens_hybrid_swa`).
+        let all_layer_tokens = kv_pool_tokens;
+        if let Some(p) = &swa_pools {
+            kv_pool_tokens = p.scheduler_tokens();
+        }
         let context_length = model.context_length;
         let user_running =
             parse::positive_flag("--max-running-requests", flags.max_running_requests)?.or(spec
                 .as_ref()
                 .map(|_| speculative::default_max_running_requests(version)));
         let estimated_reqs =
-            ((kv_pool_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096);
+            ((all_layer_tokens as f64 / context_length as f64 * 512.0) as u64).clamp(2048, 4096);
         // 0.5.10+ `_resolve_max_num_reqs` (model_runner_kv_cache_mixin.py at v0.5.10): the
         // request pool is min(cap / dp, estimate), or min(estimate, token capacity / 2).
         let req_pool_size = if version >= defaults::PIECEWISE_CUDA_GRAPH_FROM {
@@ -444,6 +463,7 @@ impl ServerConfig {
             piecewise_prefill,
             cuda_graph_batch_sizes,
             kv_pool_tokens,
+            swa_pools,
             req_pool_size,
             max_running_requests,
             weight_bytes_per_rank,

@@ -163,6 +163,19 @@ pub struct ServerFlags {
     #[arg(long)]
     #[serde(default)]
     pub no_enable_chunked_prefill: bool,
+    // --- Hybrid sliding-window KV pools (`spec::hybrid_kv`).
+    /// SGLang: one all-layer KV pool for window models (gpt-oss) instead of the full + SWA
+    /// pools (0.5.10+ default for gpt-oss: hybrid).
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_hybrid_swa_memory: bool,
+    /// SGLang: SWA-pool tokens / full-pool tokens of the hybrid pools (default 0.8).
+    #[arg(long)]
+    pub swa_full_tokens_ratio: Option<f64>,
+    /// vLLM: every layer in one KV group (sliding-window layers keep the whole context).
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_hybrid_kv_cache_manager: bool,
 }
 
 impl ServerFlags {
@@ -186,6 +199,9 @@ impl ServerFlags {
                 no_async_scheduling: over.no_async_scheduling || self.no_async_scheduling,
                 enable_chunked_prefill: over.enable_chunked_prefill || self.enable_chunked_prefill,
                 no_enable_chunked_prefill: over.no_enable_chunked_prefill || self.no_enable_chunked_prefill,
+                disable_hybrid_swa_memory: over.disable_hybrid_swa_memory || self.disable_hybrid_swa_memory,
+                disable_hybrid_kv_cache_manager: over.disable_hybrid_kv_cache_manager
+                    || self.disable_hybrid_kv_cache_manager,
             } };
         }
         pick!(
@@ -216,7 +232,8 @@ impl ServerFlags {
             block_size,
             max_model_len,
             long_prefill_token_threshold,
-            num_gpu_blocks_override
+            num_gpu_blocks_override,
+            swa_full_tokens_ratio
         )
     }
 }

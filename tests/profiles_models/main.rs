@@ -9,6 +9,7 @@ use servesim::spec::hf_config::model_from_hf_config;
 use servesim::spec::model::{KvDtype, ModelSpec, WeightFormat};
 use std::path::{Path, PathBuf};
 
+mod swa_pools;
 mod versions;
 
 fn crate_dir() -> PathBuf {

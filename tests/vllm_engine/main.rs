@@ -6,6 +6,7 @@
 //! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`.
 #[path = "../common/mod.rs"]
 mod common;
+mod hybrid;
 mod rules;
 mod v0;
 

@@ -20,8 +20,10 @@ pub struct SchedulerConfig {
     pub max_running_requests: u64,
     /// PD decode server: request slots beyond the running cap for pre-allocated requests.
     pub decode_prealloc_slots: u64,
-    /// KV pool size in tokens.
+    /// KV pool size in tokens (the full pool's with hybrid SWA pools).
     pub kv_pool_tokens: u64,
+    /// SGLang's hybrid SWA pools: (SWA pool tokens, window), when on.
+    pub swa: Option<(u64, u64)>,
     /// Captured decode batch sizes, ascending (empty without CUDA graphs).
     pub cuda_graph_batch_sizes: Vec<u64>,
     /// Speculative decoding, when on: what a decode step gains and reserves.
@@ -53,7 +55,14 @@ impl SchedulerConfig {
             max_prefill_tokens: cfg.max_prefill_tokens,
             max_running_requests: cfg.max_running_requests,
             decode_prealloc_slots: cfg.decode_prealloc_slots,
-            kv_pool_tokens: cfg.kv_pool_tokens,
+            kv_pool_tokens: cfg
+                .swa_pools
+                .as_ref()
+                .map_or(cfg.kv_pool_tokens, |p| p.full_tokens),
+            swa: cfg
+                .swa_pools
+                .as_ref()
+                .map(|p| (p.swa_tokens, p.window_tokens)),
             cuda_graph_batch_sizes: cfg.cuda_graph_batch_sizes.clone(),
             spec: cfg.speculative.as_ref().map(|s| SpecDecode {
                 accept_length: s.accept_length,

@@ -27,6 +27,11 @@ impl Scheduler {
             None => 1,
         };
         let need = self.running.new_pages_for(gain) * page;
+        // Hybrid SWA pools: `maybe_evict_swa` runs between the memory check and the
+        // allocation (not modelled with speculation: no eviction, a conservative charge).
+        if let Some(s) = self.swa.as_mut().filter(|_| self.cfg.spec.is_none()) {
+            s.decode_batch();
+        }
         if self.kv_free() < need {
             // One request left and still no room: SGLang asserts here. Nothing can progress.
             return None;

@@ -10,6 +10,7 @@ mod decode;
 mod prebuilt;
 mod prefill;
 pub mod speculative;
+mod swa;
 
 use super::admission::AdmissionLimits;
 use super::kv::KvPool;
@@ -98,6 +99,8 @@ pub struct Scheduler {
     chunked: Option<usize>,
     /// The KV pool and the radix cache beside it.
     kv: KvPool,
+    /// SGLang's SWA pool beside the full one, when the hybrid pools are on (`swa`).
+    swa: Option<swa::SwaPool>,
     new_token_ratio: f64,
     init_ratio: f64,
     min_ratio: f64,
@@ -139,6 +142,7 @@ impl Scheduler {
             limits,
             running: Running::new(cfg.page_size),
             kv: KvPool::new(cfg.kv_pool_tokens),
+            swa: cfg.swa.map(|(t, w)| swa::SwaPool::new(t, w)),
             cfg,
             reqs: ReqTable::default(),
             waiting: VecDeque::new(),
@@ -229,9 +233,13 @@ impl Scheduler {
     pub fn kv_used(&self) -> u64 {
         self.kv.used_tokens()
     }
-    /// Tokens available to admission: free plus evictable cache.
+    /// Tokens available to admission: free plus evictable cache (the smaller of the full
+    /// and SWA pools' with hybrid pools).
     pub fn kv_free(&self) -> u64 {
-        self.kv.admissible_tokens()
+        let full = self.kv.admissible_tokens();
+        self.swa
+            .as_ref()
+            .map_or(full, |s| full.min(s.free_tokens()))
     }
 
     /// Tokens of `r`'s context it holds itself (not shared through the cache), page-rounded.
@@ -274,7 +282,11 @@ impl Scheduler {
     /// on finish, leaves its context in its group's cache for later requests.
     pub(super) fn leave_pool(&mut self, id: usize, ctx: u64, finished: bool) {
         let own = self.own_alloc(&self.reqs[id], ctx);
-        self.release(own);
+        self.kv.release(own);
+        if let Some(s) = self.swa.as_mut() {
+            let evicted = s.leave(id);
+            s.release(own.saturating_sub(evicted));
+        }
         if let Some((g, _)) = self.group_of(id) {
             if finished {
                 let keep = ctx / self.cfg.page_size * self.cfg.page_size;
@@ -357,11 +369,17 @@ impl Scheduler {
 
     pub(super) fn allocate(&mut self, tokens: u64) {
         self.kv.allocate(tokens);
+        if let Some(s) = self.swa.as_mut() {
+            s.allocate(tokens);
+        }
         self.stats.max_kv_used_tokens = self.stats.max_kv_used_tokens.max(self.kv.used_tokens());
     }
 
     pub(super) fn release(&mut self, tokens: u64) {
         self.kv.release(tokens);
+        if let Some(s) = self.swa.as_mut() {
+            s.release(tokens);
+        }
     }
 
     /// Checks the DESIGN.md invariants that hold between steps (O(n): for tests and
@@ -390,6 +408,19 @@ impl Scheduler {
                 "KV used {} but allocations sum to {expect}",
                 self.kv.used_tokens()
             ));
+        }
+        if let Some(s) = &self.swa {
+            // The SWA pool: the same allocations less the decode tokens freed behind the
+            // window, and less the shared prefixes the cache holds (not counted there).
+            let evicted: u64 = self.running.members().map(|m| s.evicted(m.id)).sum();
+            let swa_expect = expect - evicted;
+            if swa_expect != s.used_tokens() || s.used_tokens() > s.capacity_tokens() {
+                return Err(format!(
+                    "SWA used {} of {} but allocations sum to {swa_expect}",
+                    s.used_tokens(),
+                    s.capacity_tokens()
+                ));
+            }
         }
         if self.running.len() > self.cfg.max_running_requests {
             return Err(format!(
@@ -432,6 +463,11 @@ impl Scheduler {
         self.reqs[id].shared =
             self.kv
                 .cache_group_prefix(g, group_prefix, fill, shared, self.cfg.page_size);
+        // The cached prefix leaves the request's SWA charge too (tree-held, evictable).
+        let moved = self.reqs[id].shared - shared;
+        if let Some(s) = self.swa.as_mut() {
+            s.release(moved);
+        }
     }
 
     /// Applies a finished step: prefill requests get their token and join the running batch
@@ -514,6 +550,9 @@ impl Scheduler {
                 r.phase = Phase::Running;
                 let (input, out, max_new) = (r.input_len, r.out, r.max_new);
                 self.running.join(it.id, ctx, out, input, max_new, seq);
+                if let Some(s) = self.swa.as_mut() {
+                    s.join(it.id);
+                }
             }
         }
         res.finished.sort_unstable();

@@ -27,6 +27,7 @@ use super::kv::KvPool;
 use super::request::{Phase, Req, ReqTable};
 use super::running::{IdMap, Member, Running};
 use super::scheduler::{SchedStats, StepResult};
+use super::window_kv::WindowKv;
 use crate::cost::BatchShape;
 use crate::spec::server::ServerConfig;
 use crate::spec::vllm::defaults;
@@ -183,6 +184,10 @@ pub struct VllmScheduler {
     in_flight: bool,
     ghosts: Ghosts,
     window: Option<u64>,
+    /// The hybrid KV manager's sliding-window groups (`None`: every layer in one group).
+    window_kv: Option<WindowKv>,
+    /// Window-group tokens each still-prefilling request holds (its last chunk's call).
+    window_held: IdMap<u64>,
     stats: SchedStats,
     finished_scratch: Vec<Member>,
 }
@@ -208,6 +213,12 @@ impl VllmScheduler {
             in_flight: false,
             ghosts: Ghosts::default(),
             window,
+            window_kv: server
+                .vllm
+                .as_ref()
+                .and_then(|v| v.hybrid.as_ref())
+                .map(|h| WindowKv::new(h, cfg.block_size)),
+            window_held: IdMap::default(),
             stats: SchedStats::default(),
             finished_scratch: Vec::new(),
             cfg,
@@ -300,9 +311,39 @@ impl VllmScheduler {
         }
     }
 
-    /// Tokens of `r`'s context it holds itself (not through the cache), block-rounded.
+    /// Tokens of `r`'s context its full-attention group(s) hold themselves (not through the
+    /// cache), block-rounded.
     fn own_alloc(&self, r: &Req, ctx: u64) -> u64 {
-        self.cfg.ceil_block(ctx.max(r.shared)) - r.shared
+        let groups = self.window_kv.as_ref().map_or(1, |w| w.full_groups());
+        groups * (self.cfg.ceil_block(ctx.max(r.shared)) - r.shared)
+    }
+
+    /// Tokens the window groups hold for a decoding request of `ctx` tokens (0 without them).
+    fn window_decode(&self, ctx: u64) -> u64 {
+        self.window_kv.as_ref().map_or(0, |w| w.decode_tokens(ctx))
+    }
+
+    /// Everything decoding request `id` at `ctx` holds itself.
+    fn decode_hold(&self, id: usize, ctx: u64) -> u64 {
+        self.own_alloc(&self.reqs[id], ctx) + self.window_decode(ctx)
+    }
+
+    /// Change of a decoding member's holdings in the next decode step (a new block when its
+    /// context fills its last one; a window block freed now and then).
+    fn step_delta(&self, ctx: u64) -> i64 {
+        match &self.window_kv {
+            Some(w) => w.step_delta(ctx),
+            None => ((ctx % self.cfg.block_size == 0) as u64 * self.cfg.block_size) as i64,
+        }
+    }
+
+    /// Applies a signed change to the pool.
+    fn apply_delta(&mut self, delta: i64) {
+        if delta >= 0 {
+            self.allocate(delta as u64);
+        } else {
+            self.kv.release(delta.unsigned_abs());
+        }
     }
 
     fn allocate(&mut self, tokens: u64) {
@@ -313,8 +354,13 @@ impl VllmScheduler {
     /// Request `id` leaves the running set (finish or preemption) with `ctx` computed tokens:
     /// its own blocks are freed; on preemption its full blocks stay cached (evictable) under
     /// its own key, and a finished request's shared prefix stays in its group.
-    fn leave_running(&mut self, id: usize, ctx: u64, finished: bool) {
-        let own = self.own_alloc(&self.reqs[id], ctx);
+    /// Returns the tokens released.
+    fn leave_running(&mut self, id: usize, ctx: u64, finished: bool) -> u64 {
+        let window = match self.window_held.remove(&id) {
+            Some(w) => w,
+            None => self.window_decode(ctx),
+        };
+        let own = self.own_alloc(&self.reqs[id], ctx) + window;
         self.kv.release(own);
         let (seq, key) = self.running_meta.remove(&id).unwrap_or((0, None));
         self.order.remove(&(seq, id));
@@ -330,6 +376,7 @@ impl VllmScheduler {
             self.groups.remove(&id);
         }
         self.reqs[id].shared = 0;
+        own
     }
 
     /// Applies a finished step: decoders advance one token, requests whose prompt (or
@@ -347,8 +394,10 @@ impl VllmScheduler {
         }
         for &m in &done {
             let ctx = self.decoding.ctx_of(&m);
-            let own = self.own_alloc(&self.reqs[m.id], ctx);
-            self.leave_running(m.id, ctx, true);
+            if let Some(w) = self.window_kv.as_mut() {
+                w.leave(m.c, ctx);
+            }
+            let own = self.leave_running(m.id, ctx, true);
             self.keep_as_ghost(own, ctx);
             let r = &mut self.reqs[m.id];
             r.out = r.max_new;
@@ -371,14 +420,21 @@ impl VllmScheduler {
             if r.out >= r.max_new {
                 r.phase = Phase::Finished;
                 res.finished.push(it.id);
-                let own = self.own_alloc(&self.reqs[it.id], ctx);
-                self.leave_running(it.id, ctx, true);
+                let own = self.leave_running(it.id, ctx, true);
                 self.keep_as_ghost(own, ctx);
             } else {
                 r.phase = Phase::Running;
                 let (input, out, max_new) = (r.input_len, r.out, r.max_new);
                 let seq = self.running_meta.get(&it.id).map_or(0, |m| m.0);
                 self.decoding.join(it.id, ctx, out, input, max_new, seq);
+                // The next call's remove_skipped_blocks frees the window blocks behind it.
+                if let Some(held) = self.window_held.remove(&it.id) {
+                    self.kv.release(held - self.window_decode(ctx));
+                }
+                let c = ctx as i64 - self.decoding.d;
+                if let Some(w) = self.window_kv.as_mut() {
+                    w.join(c, ctx);
+                }
             }
         }
         res.finished.sort_unstable();
@@ -420,11 +476,12 @@ impl VllmScheduler {
         expect += self
             .decoding
             .members()
-            .map(|m| self.own_alloc(&self.reqs[m.id], self.decoding.ctx_of(m)))
+            .map(|m| self.decode_hold(m.id, self.decoding.ctx_of(m)))
             .sum::<u64>();
         for &id in &self.prefilling {
             let r = &self.reqs[id];
-            expect += self.own_alloc(r, r.prefilled);
+            expect +=
+                self.own_alloc(r, r.prefilled) + self.window_held.get(&id).copied().unwrap_or(0);
         }
         if expect != self.kv.used_tokens() {
             return Err(format!(

@@ -75,20 +75,28 @@ impl VllmScheduler {
     /// its last block), preempting the last running request while they do not fit.
     /// `Some(preempted)`, or `None` when even a lone request does not fit.
     fn schedule_decodes(&mut self, retracted: &mut Vec<usize>) -> Option<bool> {
-        let b = self.cfg.block_size;
         let mut preempted = false;
-        while self.kv.admissible_tokens() < self.decoding.new_pages_next_step() * b {
+        while self.kv.admissible_tokens() + self.decode_frees().1 < self.decode_frees().0 {
             if self.preempt_last(retracted, false) == Victim::None {
                 break;
             }
             preempted = true;
         }
-        let need = self.decoding.new_pages_next_step() * b;
-        if self.kv.admissible_tokens() < need {
+        let (need, freed) = self.decode_frees();
+        if self.kv.admissible_tokens() + freed < need {
             return None; // a lone request always fits (the pool holds max_model_len)
         }
+        self.kv.release(freed);
         self.allocate(need);
         Some(preempted)
+    }
+
+    /// (tokens the next decode step allocates, window tokens it frees first).
+    fn decode_frees(&mut self) -> (u64, u64) {
+        match self.window_kv.as_mut() {
+            Some(w) => w.next_step(&self.decoding),
+            None => (self.decoding.new_pages_next_step() * self.cfg.block_size, 0),
+        }
     }
 
     /// Partial prefills continue, in admission order, within `budget`; blocks short preempt
@@ -109,10 +117,16 @@ impl VllmScheduler {
             }
             let (fill, done) = (self.reqs[id].fill_len(), self.reqs[id].prefilled);
             let n = self.chunk(fill - done, *budget);
-            let need =
-                self.own_alloc(&self.reqs[id], done + n) - self.own_alloc(&self.reqs[id], done);
+            let window = self
+                .window_kv
+                .as_ref()
+                .map(|w| w.chunk_tokens(done, done + n));
+            let held = self.window_held.get(&id).copied().unwrap_or(0);
+            let need = (self.own_alloc(&self.reqs[id], done + n)
+                - self.own_alloc(&self.reqs[id], done)) as i64
+                + window.map_or(0, |w| w as i64 - held as i64);
             let mut fits = true;
-            while self.kv.admissible_tokens() < need {
+            while (self.kv.admissible_tokens() as i64) < need {
                 *preempted = true;
                 match self.preempt_last(retracted, true) {
                     Victim::Decoder => *budget += 1,
@@ -126,7 +140,10 @@ impl VllmScheduler {
             if !fits {
                 break;
             }
-            self.allocate(need);
+            self.apply_delta(need);
+            if let Some(w) = window {
+                self.window_held.insert(id, w);
+            }
             items.push(self.schedule_chunk(id, done, n));
             *budget -= n;
         }
@@ -232,9 +249,17 @@ impl VllmScheduler {
                 self.reqs[id].shared = 0;
                 break; // V0 without chunking: the whole prompt fits this step or waits
             }
-            let need = self.own_alloc(&self.reqs[id], hit + n);
+            let window = self
+                .window_kv
+                .as_ref()
+                .map(|w| w.chunk_tokens(hit, hit + n));
+            let need = self.own_alloc(&self.reqs[id], hit + n) + window.unwrap_or(0);
             let must_fit = if self.cfg.full_sequence_must_fit {
                 self.own_alloc(&self.reqs[id], fill)
+                    + self
+                        .window_kv
+                        .as_ref()
+                        .map_or(0, |w| w.chunk_tokens(hit, fill))
             } else {
                 need
             };
@@ -247,6 +272,9 @@ impl VllmScheduler {
             }
             self.waiting.pop_front();
             self.allocate(need);
+            if let Some(w) = window {
+                self.window_held.insert(id, w);
+            }
             // Local ids are handed out in arrival order.
             let seq = if self.cfg.victim_by_arrival {
                 id as u64
@@ -276,10 +304,14 @@ impl VllmScheduler {
         self.stats.retractions += 1;
         let victim = if let Some(m) = self.decoding.remove(id) {
             let ctx = self.decoding.ctx_of(&m);
-            if decode_allocated && ctx % self.cfg.block_size == 0 {
-                self.kv.release(self.cfg.block_size);
+            if let Some(w) = self.window_kv.as_mut() {
+                w.leave(m.c, ctx);
             }
             self.leave_running(id, ctx, false);
+            if decode_allocated {
+                // This step's decode change of the victim is undone too.
+                self.apply_delta(-self.step_delta(ctx));
+            }
             self.reqs[id].out = self.decoding.out_of(&m);
             retracted.push(id);
             Victim::Decoder

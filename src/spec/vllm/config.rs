@@ -1,5 +1,6 @@
 //! The vLLM-only settings of a resolved server (`ServerConfig::vllm`), and what `run` prints
 //! of them. Pure data: resolved in [`super::resolve`].
+use crate::spec::hybrid_kv::VllmHybridKv;
 use crate::spec::version::Version;
 use serde::Serialize;
 
@@ -36,6 +37,10 @@ pub struct VllmConfig {
     pub non_torch_bytes: f64,
     pub cudagraph_bytes: f64,
     pub kv_cache_bytes: f64,
+    /// The hybrid KV cache manager's groups (window models on V1, `spec::hybrid_kv`):
+    /// `num_gpu_blocks` is then a pool of one group's blocks that every group draws from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<VllmHybridKv>,
 }
 
 impl VllmConfig {
@@ -66,13 +71,30 @@ impl VllmConfig {
         } else {
             String::new()
         };
+        let hybrid = match &self.hybrid {
+            Some(h) => format!(
+                " ({} full + {} sliding-window groups of {} layers sharing the blocks; a \
+                 window group holds ≤ {} tokens of a request)",
+                h.full_groups,
+                h.window_groups,
+                h.layers_per_group,
+                (h.window_tokens + self.block_size - 1).div_ceil(self.block_size) * self.block_size
+            ),
+            None => String::new(),
+        };
+        let kv_tokens = self
+            .hybrid
+            .as_ref()
+            .map_or(self.num_gpu_blocks * self.block_size, |h| {
+                h.logged_tokens(self.num_gpu_blocks, self.block_size)
+            });
         format!(
-            "{v0}num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens, max_num_seqs={}, \
+            "{v0}num_gpu_blocks={}, block_size={}, GPU KV cache size: {} tokens{hybrid}, max_num_seqs={}, \
              max_num_batched_tokens={}, gpu_memory_utilization={}, max_model_len={}, \
              prefix caching {}, async scheduling {}, cudagraph max capture size {}",
             self.num_gpu_blocks,
             self.block_size,
-            self.num_gpu_blocks * self.block_size,
+            kv_tokens,
             self.max_num_seqs,
             self.max_num_batched_tokens,
             self.gpu_memory_utilization,

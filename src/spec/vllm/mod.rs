@@ -10,6 +10,8 @@ pub mod overheads;
 
 pub use config::VllmConfig;
 
+use super::hybrid_kv::VllmHybridKv;
+
 use super::hardware::{Arch, HardwareProfile};
 use super::model::{KvDtype, ModelSpec, WeightFormat};
 use super::server::{LoadBalanceMethod, SchedulePolicy, ServerConfig, ServerFlags};
@@ -322,10 +324,16 @@ pub fn resolve(
     };
     let kv_cache_bytes =
         requested_bytes - weight_bytes_per_rank - activation - non_torch - cudagraph;
-    let profiled_blocks = if kv_cache_bytes > 0.0 {
-        (kv_cache_bytes / (block_size as f64 * kv_bytes_per_token)).floor() as u64
-    } else {
-        0
+    // Window models on the V1 hybrid manager: one pool of blocks of one group's layers
+    // (`spec::hybrid_kv`); otherwise blocks of every layer.
+    let hybrid = (!v0)
+        .then(|| VllmHybridKv::of(model, version, flags.disable_hybrid_kv_cache_manager))
+        .flatten();
+    let block_bytes = block_size as f64 * kv_bytes_per_token;
+    let profiled_blocks = match &hybrid {
+        Some(h) => h.num_blocks(kv_cache_bytes, block_bytes / model.num_layers as f64),
+        None if kv_cache_bytes > 0.0 => (kv_cache_bytes / block_bytes).floor() as u64,
+        None => 0,
     };
     let num_gpu_blocks = positive("--num-gpu-blocks-override", flags.num_gpu_blocks_override)?
         .unwrap_or(profiled_blocks);
@@ -346,12 +354,19 @@ pub fn resolve(
     } else {
         num_gpu_blocks - 1
     };
-    if usable < max_model_len.div_ceil(block_size) {
+    let one_request_blocks = hybrid
+        .as_ref()
+        .map_or(max_model_len.div_ceil(block_size), |h| {
+            h.max_request_blocks(max_model_len, mnbt, block_size)
+        });
+    if usable < one_request_blocks {
+        let stored = hybrid
+            .as_ref()
+            .map_or(usable * block_size, |h| h.logged_tokens(usable, block_size));
         return Err(Error::Impossible(format!(
             "the model's max seq len ({max_model_len}) is larger than the maximum number of tokens \
-             that can be stored in KV cache ({}); vLLM refuses to start: raise \
-             --gpu-memory-utilization or lower --max-model-len",
-            usable * block_size
+             that can be stored in KV cache ({stored}); vLLM refuses to start: raise \
+             --gpu-memory-utilization or lower --max-model-len"
         )));
     }
     let cfg = VllmConfig {
@@ -386,6 +401,7 @@ pub fn resolve(
         non_torch_bytes: non_torch,
         cudagraph_bytes: cudagraph,
         kv_cache_bytes,
+        hybrid,
     };
     Ok(ServerConfig {
         version: Version::NEWEST,
@@ -405,6 +421,7 @@ pub fn resolve(
         piecewise_prefill: false,
         cuda_graph_batch_sizes: capture_sizes,
         kv_pool_tokens: usable * block_size,
+        swa_pools: None,
         req_pool_size: max_num_seqs,
         max_running_requests: max_num_seqs,
         weight_bytes_per_rank,
