@@ -127,3 +127,21 @@ pub fn vllm_flavour(script: &str, version: &str) -> servesim::client::vllm::flav
     };
     VllmFlavour::new(script, version.parse().unwrap())
 }
+
+/// gpt-oss-20b on one H100 under `server` and `client`, run with the engine's invariant
+/// checks on.
+pub fn checked_gpt_oss_run(
+    server: &servesim::spec::server::ServerFlags,
+    client: &servesim::spec::workload::ClientFlags,
+) -> servesim::simulation::RunOutput {
+    let mut sc = servesim::simulation::Scenario::resolve(
+        &servesim::spec::workload::ScenarioFile::default(),
+        Some("h100-sxm5-80gb"),
+        Some("gpt-oss-20b"),
+        server,
+        client,
+    )
+    .expect("gpt-oss-20b resolves on an H100");
+    sc.check_invariants = true;
+    servesim::simulation::run(&sc).expect("the run completes")
+}

@@ -9,6 +9,8 @@ use servesim::spec::hf_config::model_from_hf_config;
 use servesim::spec::model::{KvDtype, ModelSpec, WeightFormat};
 use std::path::{Path, PathBuf};
 
+#[path = "../common/mod.rs"]
+mod common;
 mod swa_pools;
 mod versions;
 

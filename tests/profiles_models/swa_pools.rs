@@ -142,8 +142,7 @@ fn admission_counts_the_smaller_pool_and_decode_frees_swa_behind_the_window() {
 
 #[test]
 fn a_crowded_hybrid_sglang_run_keeps_both_pools_consistent() {
-    use servesim::simulation::{run, Scenario};
-    use servesim::spec::workload::{ClientFlags, ScenarioFile};
+    use servesim::spec::workload::ClientFlags;
     let shared = ClientFlags {
         dataset_name: Some("generated-shared-prefix".into()),
         gsp_num_groups: Some(4),
@@ -168,33 +167,14 @@ fn a_crowded_hybrid_sglang_run_keeps_both_pools_consistent() {
             random_range_ratio: Some(0.3),
             ..Default::default()
         };
-        let mut sc = Scenario::resolve(
-            &ScenarioFile::default(),
-            Some("h100-sxm5-80gb"),
-            Some("gpt-oss-20b"),
-            &server,
-            &client,
-        )
-        .unwrap();
-        assert!(sc.server.swa_pools.is_some());
-        sc.check_invariants = true;
-        let out = run(&sc).unwrap();
+        let out = super::common::checked_gpt_oss_run(&server, &client);
         assert_eq!(out.metrics.completed, 40, "{version}");
         if version == "0.5.10" {
             // (0.5.23's admission reserves more and never needs to retract here.)
             assert!(out.stats.sched.retractions > 0, "40 × ~700 tokens in ~5300");
         }
         // Shared prefixes move into the radix cache (out of both pools' request charges).
-        let mut sc = Scenario::resolve(
-            &ScenarioFile::default(),
-            Some("h100-sxm5-80gb"),
-            Some("gpt-oss-20b"),
-            &server,
-            &shared,
-        )
-        .unwrap();
-        sc.check_invariants = true;
-        let out = run(&sc).unwrap();
+        let out = super::common::checked_gpt_oss_run(&server, &shared);
         assert_eq!(out.metrics.completed, 40, "{version}");
         assert!(out.stats.sched.prefix_hit_tokens > 0);
     }

@@ -4,9 +4,8 @@
 //! full group and a window group) and `SlidingWindowManager.remove_skipped_blocks`.
 use super::{step, vllm};
 use servesim::engine::vllm::VllmScheduler;
-use servesim::simulation::{run, Scenario};
 use servesim::spec::server::ServerFlags;
-use servesim::spec::workload::{ClientFlags, ScenarioFile};
+use servesim::spec::workload::ClientFlags;
 
 fn gpt_oss(
     hw: &str,
@@ -137,16 +136,7 @@ fn a_crowded_gpt_oss_run_keeps_the_invariants_and_serves_every_token() {
         random_range_ratio: Some(0.2),
         ..Default::default()
     };
-    let mut sc = Scenario::resolve(
-        &ScenarioFile::default(),
-        Some("h100-sxm5-80gb"),
-        Some("gpt-oss-20b"),
-        &server,
-        &client,
-    )
-    .unwrap();
-    sc.check_invariants = true;
-    let out = run(&sc).unwrap();
+    let out = super::common::checked_gpt_oss_run(&server, &client);
     assert_eq!(out.metrics.completed, 48);
     assert!(
         out.stats.sched.retractions > 0,
