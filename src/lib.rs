@@ -50,8 +50,7 @@
 //!   × head: `cost::triton_mla_decode`; a built
 //!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
-//!   before 0.5.4; the sourced bounds of the per-request part): `spec::scheduler_cpu`, added to
-//!   the step by `cost::overheads`; the host
+//!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host
 //!   time of SGLang's eager extend per layer kind (MLA, MoE, dense; the low-load TTFT) and
 //!   what 0.5.10+ piecewise prefill graphs leave of it: `cost::eager_host`, `cost::overheads`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:

@@ -3,8 +3,7 @@
 //! previous one by default, and whether that overlap runs the forward pass on a second Python
 //! thread (which takes turns with the scheduler thread on the GIL) or on a CUDA stream of the
 //! scheduler's own thread. The CPU time itself (`overheads.step_cpu_ns`,
-//! `overheads.per_request_cpu_ns`, sourced bounds in [`PER_REQUEST_CPU_BOUNDS_NS`]) is a
-//! property of the host and stays in the hardware profile,
+//! `overheads.per_request_cpu_ns`) is a property of the host and stays in the hardware profile,
 //! expressed for the single-thread loop; the worker-thread era multiplies it by the profile's
 //! bounded `overheads.worker_thread_cpu_scale`. [`crate::cost::overheads::Overheads`] adds it
 //! serially when overlap is off, else takes the larger of CPU and GPU time.
@@ -55,17 +54,6 @@ pub const SCHEDULER_GROUPS: &[SchedulerGroup] = &[
     },
 ];
 
-/// Bounds of `overheads.per_request_cpu_ns`, SGLang's host time per running request per step
-/// (`process_batch_result_decode`, `stream_output`, `prepare_for_decode`), ns. No public source
-/// prints it directly; two measurements pin it together. Seed 001 (Qwen2.5-0.5B on H100, overlap
-/// on, about 149 running, a GPU step of about 2 ms under the CPU time) measures `step_cpu + n × per_request`
-/// = 3.04 ms median TPOT. The serial host time of one step at batch 1 is 0.31 ms
-/// (tenstorrent/tt-inference-server issue #3560: SGLang driving a busy-wait mock device, TPOT
-/// 2.94 ms against a 2.632 ms forward). So per_request ≈ (3.04 − 0.31) / 149 ≈ 18 µs. The
-/// lower bound takes the fitted `step_cpu_ns` (2.29 ms) as the intercept (5 µs), the upper one
-/// a zero intercept (20 µs). No source separates versions, so one range holds for all.
-pub const PER_REQUEST_CPU_BOUNDS_NS: (f64, f64) = (5e3, 20e3);
-
 /// The group `version` belongs to.
 pub fn group(version: Version) -> &'static SchedulerGroup {
     SCHEDULER_GROUPS
@@ -78,25 +66,6 @@ pub fn group(version: Version) -> &'static SchedulerGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn per_request_cpu_is_the_sourced_value_within_its_bounds() {
-        // The derivation from seed 001 and the batch-1 host time (hand calculation).
-        let derived_ns = (3.04e6 - 0.31e6) / 149.0;
-        let (lo, hi) = PER_REQUEST_CPU_BOUNDS_NS;
-        assert!(lo <= derived_ns && derived_ns <= hi, "{derived_ns}");
-        assert!(((3.04e6 - 2.29e6) / 149.0 - lo).abs() < 0.1e3);
-        assert!((3.04e6 / 149.0 - hi).abs() < 0.5e3);
-        // Every bundled profile carries the derived value (both overhead blocks).
-        for name in crate::spec::bundled::hardware_names() {
-            let hw = crate::spec::bundled::load_hardware(name).unwrap();
-            for kernels in [false, true] {
-                let v = hw.overheads_for(kernels).per_request_cpu_ns;
-                assert!(lo <= v && v <= hi, "{name}: {v}");
-                assert!((v - derived_ns).abs() / derived_ns < 0.05, "{name}: {v}");
-            }
-        }
-    }
 
     #[test]
     fn overlap_is_default_from_0_3_6() {

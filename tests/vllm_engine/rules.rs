@@ -185,10 +185,11 @@ fn async_scheduling_before_0_12_wastes_a_decode_slot_on_a_finished_request() {
 fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
     use servesim::cost::BatchShape;
     // spec::vllm::overheads: V1 1.0 ms + 8 µs per request, V0 2.0 ms + 12 µs; SGLang keeps
-    // the H100 profile's `step_cpu_ns` + `per_request_cpu_ns` (18 µs, spec::scheduler_cpu). A
-    // 10-request decode step, by hand.
-    let sglang = load_hardware("h100-sxm5-80gb").unwrap().overheads;
-    let sglang_cpu_ns = sglang.step_cpu_ns + 10.0 * sglang.per_request_cpu_ns;
+    // the H100 profile's `step_cpu_ns` + 5 µs. A 10-request decode step, by hand.
+    let sglang_step_cpu_ns = load_hardware("h100-sxm5-80gb")
+        .unwrap()
+        .overheads
+        .step_cpu_ns;
     let shape = BatchShape {
         decode_reqs: 10,
         decode_ctx_sum: 10 * 512,
@@ -198,7 +199,7 @@ fn vllm_servers_pay_vllms_own_cpu_per_step_not_sglangs() {
     for (engine, version, want_ns) in [
         ("vllm", Some("0.11.0"), 1.0e6 + 10.0 * 8e3),
         ("vllm", Some("0.6.3"), 2.0e6 + 10.0 * 12e3),
-        ("sglang", None, sglang_cpu_ns),
+        ("sglang", None, sglang_step_cpu_ns + 10.0 * 5e3),
     ] {
         let sc = scenario(
             ServerFlags {
