@@ -14,7 +14,8 @@
 
 /// One thread of an HF fast BPE tokenizer (Llama-3 / Qwen / DeepSeek, 100k–150k vocabularies)
 /// on English chat text, ns per prompt token: 1 µs. Sources: `tokenizers` PR #1582 (Llama-3.1
-/// tokenizer, one thread: 1.3–2.1 MB/s, i.e. ≈ 2.2–3.6 µs/token at 4.7 bytes/token); the
+/// tokenizer, one thread, multilingual XNLI: 1.3–2.1 MB/s, ≈ 2–3.7 µs/token at 4–4.7 bytes per
+/// token); the
 /// `tokenizers` CI benchmark of v0.23.1 (2026, Xeon 8375C, one thread, ~10 kB English: 2.6–3.9
 /// MB/s ≈ 1.2–1.8 µs/token); bpe-qwen's README (HF Qwen tokenizer sequential on WikiText:
 /// 1.02 M tokens/s ≈ 0.98 µs/token); vLLM PR #19334 (100 × ≈ 10k-token Qwen prompts tokenized
