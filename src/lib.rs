@@ -67,7 +67,8 @@
 //! - comparison with real logs: `validate::compare`; fitting profiles: `calibrate`
 //!   (`calibrate --cost-model` prices the runs with either backend and writes a kernel-priced
 //!   fit into the profile's `kernels_overheads:` block, `calibrate::backend`,
-//!   `spec::hardware_backend`; `vllm bench serve` blocks
+//!   `spec::hardware_backend`, the sourced tokenization rate in `spec::tokenize_cost`;
+//!   `vllm bench serve` blocks
 //!   in `calibrate::vllm_runs`, which constants act on which engine in
 //!   `calibrate::engine_scope`); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted), and
 //!   `validation/gpustack/` (vLLM-client logs for either engine: `validate::vllm::entry`);

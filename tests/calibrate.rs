@@ -476,3 +476,32 @@ fn a_kernel_priced_fit_writes_the_kernels_overheads_block() {
     assert_eq!(kept, original);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The tokenization rate is a cited measurement with bounds (`spec::tokenize_cost`), not a
+/// fit: a default fit leaves it out, naming why, however much it moves the runs (at 1 µs per
+/// token the 2048-token prompts here move with it), and `--params` can still name it.
+#[test]
+fn a_default_fit_keeps_the_sourced_tokenization_rate() {
+    let base = a100();
+    let set = synthetic_runs(&base);
+    let runs: Vec<usize> = (0..set.runs.len()).collect();
+    let (chosen, dropped) = servesim::calibrate::identify::default_params(
+        &set,
+        std::slice::from_ref(&base),
+        &runs,
+        &LossSpec::default(),
+        false,
+    );
+    assert!(chosen.iter().all(|p| p.name != "tokenize_per_token_ns"));
+    let why = dropped
+        .iter()
+        .find(|(name, _)| name == "tokenize_per_token_ns")
+        .map(|(_, why)| why.as_str());
+    assert!(
+        why.is_some_and(|w| w.contains("opt-in") && w.contains("sourced")),
+        "{dropped:?}"
+    );
+    let named = parse_list("tokenize_per_token_ns", &base).unwrap();
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].name, "tokenize_per_token_ns");
+}

@@ -530,3 +530,37 @@ fn a_c1_deepseek_ttft_carries_the_mla_eager_host_time_once() {
     let tpot = (eager.metrics.tpot_ms.mean, graphs.metrics.tpot_ms.mean);
     assert!((tpot.0 - tpot.1).abs() < 1e-9, "TPOT {tpot:?}");
 }
+
+/// SGLang's TokenizerManager encodes a text prompt on its one event loop before the scheduler
+/// sees it: at concurrency 1 a 1000-token prompt's TTFT carries exactly 1000 × the profile's
+/// `tokenize_per_token_ns` (1 µs, `spec::tokenize_cost`) = 1 ms, and the decode steps nothing.
+#[test]
+fn a_c1_ttft_carries_the_prompt_tokenization_once() {
+    let run_with = |tokenize_per_token_ns: f64| {
+        let client = ClientFlags {
+            max_concurrency: Some(1),
+            ..random_client(2, 1000, 8, 1.0)
+        };
+        let mut sc = scenario(
+            "h100-sxm5-80gb",
+            "qwen2.5-0.5b",
+            ServerFlags::default(),
+            client,
+        );
+        sc.hardware.overheads.tokenize_per_token_ns = tokenize_per_token_ns;
+        run(&sc).unwrap()
+    };
+    let rate = servesim::spec::tokenize_cost::HF_FAST_TOKENIZE_PER_TOKEN_NS;
+    assert_eq!(
+        load_hardware("h100-sxm5-80gb")
+            .unwrap()
+            .overheads
+            .tokenize_per_token_ns,
+        rate
+    );
+    let (with, without) = (run_with(rate), run_with(0.0));
+    let got_ms = with.metrics.ttft_ms.mean - without.metrics.ttft_ms.mean;
+    assert!((got_ms - 1.0).abs() < 1e-6, "TTFT +{got_ms} ms, hand 1 ms");
+    let tpot = (with.metrics.tpot_ms.mean, without.metrics.tpot_ms.mean);
+    assert!((tpot.0 - tpot.1).abs() < 1e-9, "TPOT {tpot:?}");
+}

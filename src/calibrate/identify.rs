@@ -8,6 +8,8 @@
 //! the constants already taken explain; a candidate whose remaining effect is less than
 //! [`COLLINEAR`] of its own is left out (the runs cannot tell it from those taken), and at most
 //! half as many constants as the runs have scored values are taken.
+//! Memory constants and the sourced ones ([`SOURCED`]: cited measurements with bounds, such as
+//! the tokenization rate) are opt-in only (named in `--params`).
 use super::loss::LossSpec;
 use super::params::{all_params_of, Param, Section};
 use super::runs::RunSet;
@@ -188,6 +190,9 @@ pub fn default_params(
     let (memory, candidates): (Vec<Param>, Vec<Param>) = all_params_of(bases)
         .into_iter()
         .partition(|p| p.section == Section::Memory);
+    let (sourced, candidates): (Vec<Param>, Vec<Param>) = candidates
+        .into_iter()
+        .partition(|p| SOURCED.contains(&p.name.as_str()));
     // A kernel-priced fit: the overheads only, with the kernel backend's bounds.
     let (candidates, not_kernels) = if kernels {
         super::backend::kernel_candidates(candidates)
@@ -206,5 +211,16 @@ pub fn default_params(
             "opt-in only (name it in --params): it moves the KV pool, which over-fits".to_string(),
         )
     }));
+    dropped.extend(sourced.into_iter().map(|p| {
+        (
+            p.name,
+            "opt-in only (name it in --params): a sourced measurement, not a fit (spec::tokenize_cost)"
+                .to_string(),
+        )
+    }));
     (chosen, dropped)
 }
+
+/// Constants set from a cited measurement with bounds rather than fitted: a default fit keeps
+/// them (the seed runs would only nudge them inside their bounds and pin the comment to a fit).
+const SOURCED: &[&str] = &["tokenize_per_token_ns"];

@@ -212,8 +212,10 @@ const SCALARS: &[Scalar] = &[
         "routing, permute/unpermute and expert dispatch per MoE layer: a handful of small kernels, tens to a few hundred µs"),
     scalar!(overheads.request_latency_ns, log1p(3e6), [0.1e6, 50e6], prior 3.0e6, sd 1.0, Shared: HOST, Both,
         "HTTP request + new aiohttp session + tokenizer/scheduler queues: 0.3–5 ms on one host, up to tens of ms through proxies"),
-    scalar!(overheads.tokenize_per_token_ns, log1p(50.0), [5.0, 2000.0], prior 50.0, sd 1.0, Shared: HOST, Both,
-        "a Rust (HF fast) tokenizer on one core: 0.5–200 M tokens/s"),
+    scalar!(overheads.tokenize_per_token_ns, log1p(1000.0),
+        [crate::spec::tokenize_cost::TOKENIZE_PER_TOKEN_NS_MIN, crate::spec::tokenize_cost::TOKENIZE_PER_TOKEN_NS_MAX],
+        prior crate::spec::tokenize_cost::HF_FAST_TOKENIZE_PER_TOKEN_NS, sd 1.0, Shared: HOST, Both,
+        "an HF fast tokenizer on one core: ≈ 0.3–2.5 M tokens/s (spec::tokenize_cost)"),
     scalar!(overheads.stream_latency_ns, log1p(5e5), [20e3, 20e6], prior 0.5e6, sd 1.0, Shared: HOST, Both,
         "detokenizer + SSE + client asyncio per streamed chunk: 0.05–5 ms"),
     // Multipliers on vLLM's own sourced CPU time (they act on vLLM servers only).

@@ -55,7 +55,10 @@ pub struct Overheads {
     pub vllm_per_request_cpu_scale: f64,
     /// One-way client → scheduler latency of a request (HTTP, new aiohttp session, queues), ns.
     pub request_latency_ns: f64,
-    /// Server tokenization per prompt token (TokenizerManager is serial), ns.
+    /// Server tokenization per prompt token (TokenizerManager is serial), ns: a property of
+    /// the host CPU and the tokenizer library, not the accelerator; default (when a profile
+    /// omits it) the sourced HF fast-tokenizer rate, [`super::tokenize_cost`].
+    #[serde(default = "super::tokenize_cost::default_tokenize_per_token_ns")]
     pub tokenize_per_token_ns: f64,
     /// Scheduler → client latency of a streamed token (detokenizer, SSE), ns.
     pub stream_latency_ns: f64,

@@ -25,6 +25,7 @@ pub mod server_parse;
 pub mod speculative;
 pub mod speculative_rules;
 pub mod speculative_v2;
+pub mod tokenize_cost;
 pub mod version;
 pub mod version_rules;
 pub mod vllm;

@@ -392,6 +392,42 @@ fn bad_profiles_name_the_line_or_field() {
     );
 }
 
+/// Prompt tokenization is CPU work of the HF fast tokenizer, not accelerator work: every bundled
+/// profile states the one sourced rate (1 µs per token, `spec::tokenize_cost`, ≈ 20× the old
+/// unsourced 50 ns), inside its bounds, and a user's profile without the line gets it.
+#[test]
+fn tokenization_cost_is_the_sourced_host_rate_in_every_profile() {
+    use servesim::spec::tokenize_cost::{
+        HF_FAST_TOKENIZE_PER_TOKEN_NS as RATE, TOKENIZE_PER_TOKEN_NS_MAX as MAX,
+        TOKENIZE_PER_TOKEN_NS_MIN as MIN,
+    };
+    // An HF fast tokenizer encodes ≈ 0.5–2.5 M tokens/s on one core (tokenize-notes.md).
+    assert!((400.0..=1000.0).contains(&MIN) && (1000.0..=3000.0).contains(&MAX));
+    assert!((MIN..=MAX).contains(&RATE), "{RATE}");
+    for name in hardware_names() {
+        let hw = load_hardware(name).unwrap();
+        for kernels in [false, true] {
+            let got = hw.overheads_for(kernels).tokenize_per_token_ns;
+            assert_eq!(got, RATE, "{name} (kernels {kernels})");
+        }
+    }
+    let line = hardware_yaml("h100-sxm5-80gb")
+        .unwrap()
+        .lines()
+        .find(|l| l.trim_start().starts_with("tokenize_per_token_ns:"))
+        .unwrap()
+        .to_string();
+    let path = temp_file("no-tokenize.yaml", &h100_with(&format!("{line}\n"), ""));
+    let hw = load_hardware(path.to_str().unwrap()).unwrap();
+    assert_eq!(hw.overheads.tokenize_per_token_ns, RATE);
+    let path = temp_file(
+        "own-tokenize.yaml",
+        &h100_with(&line, "  tokenize_per_token_ns: 250"),
+    );
+    let hw = load_hardware(path.to_str().unwrap()).unwrap();
+    assert_eq!(hw.overheads.tokenize_per_token_ns, 250.0);
+}
+
 /// Issue 12: SGLang's default mem_fraction_static on a 64 GB Ascend die (≈ 0.19, the GPU formula
 /// with the NPU's 32768-token chunk) leaves no KV cache for qwen3-32b at TP 4; servesim assumes
 /// the 0.8 Ascend deployments pass and says so, and keeps a value the user gives.
