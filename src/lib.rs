@@ -77,7 +77,8 @@
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);
 //! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
-//!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`), scheduled in
+//!   version in `spec::vllm::defaults`, KV sizing in `spec::vllm::resolve`, MXFP4 experts'
+//!   backend per GPU and version and their loaded bytes in `spec::vllm::mxfp4`), scheduled in
 //!   `engine::vllm` (`schedule.rs`: budget, preemption, admission; V0's rules and the CUDA-graph
 //!   rule by version in `VllmSchedConfig`, async scheduling's staged arrivals and wasted slots),
 //!   driven through `engine::dispatch::EngineScheduler`; vLLM's CPU per step in

@@ -58,7 +58,7 @@
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
-use crate::spec::version::Version;
+use crate::spec::vllm::mxfp4::{self as vllm_mxfp4, VllmMxfp4Backend};
 
 /// vLLM's Marlin MXFP4 fused MoE at large M, as a fraction of the bf16 tensor peak: 52–54%
 /// measured on an H20 at 1024–8192 rows per expert (FlagGems PRs #4483 / #4943, vLLM
@@ -91,10 +91,6 @@ const GH100_SXM_SM_CYCLES_PER_S: f64 = 132.0 * 1.98e9;
 /// issued no faster than the H20's rate-limited one) to 0.37 (the sm80 bound 0.69 × 0.54, the
 /// ratio at a 1.98 GHz boost); 0.54 (the H20's fraction of its own peak) is out of reach.
 pub const MARLIN_MOE_PEAK_FRACTION_SM90: f64 = 0.27;
-
-/// The first vLLM release whose sm90 MXFP4 MoE backend was not read (0.10.1.1, 0.10.2, 0.11.0
-/// were: Marlin without `triton_kernels`).
-const VLLM_SM90_MARLIN_UNTIL: Version = Version::new(0, 11, 1);
 
 /// The packed-weight stream rate of vLLM's Marlin MXFP4 fused MoE on `hw`: the H20's measured
 /// rate per SM-clock, times the profile's SM-cycles per second (`peaks.sm_count` ×
@@ -140,9 +136,11 @@ pub fn kernel(hw: &HardwareProfile, server: &ServerConfig) -> Option<Mxfp4Kernel
     }
     Some(match (&server.vllm, hw.arch) {
         (None, _) => Mxfp4Kernel::SglangProfile,
-        (Some(_), Arch::Ampere) => Mxfp4Kernel::VllmMarlin,
-        (Some(v), Arch::Hopper) if v.version < VLLM_SM90_MARLIN_UNTIL => Mxfp4Kernel::VllmMarlin,
-        (Some(_), _) => Mxfp4Kernel::VllmNative,
+        // The backend rule per GPU and version lives with the loaded bytes it decides.
+        (Some(v), arch) => match vllm_mxfp4::backend(arch, v.version) {
+            VllmMxfp4Backend::Marlin => Mxfp4Kernel::VllmMarlin,
+            _ => Mxfp4Kernel::VllmNative,
+        },
     })
 }
 

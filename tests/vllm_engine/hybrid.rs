@@ -143,3 +143,34 @@ fn a_crowded_gpt_oss_run_keeps_the_invariants_and_serves_every_token() {
         "139 blocks cannot hold 48 requests of ~500 tokens in two groups"
     );
 }
+
+#[test]
+fn gpt_oss_weights_are_what_vllm_logs_after_loading() {
+    // vllm#23278 (vLLM 0.10.1, one H100, Marlin since its torch 2.7.1 is older than 2.8):
+    // "Model loading took 65.9651 GiB". 0.10.2 / 0.11.0 also run Marlin on sm80 and sm90
+    // (no triton_kernels), with the same padding (2880 × 2880 experts held as 2944 × 3072).
+    // The checkpoint's own 4.25 bits per expert weight give 60.7 GiB, 5 GiB short.
+    // gpt-oss-20b under Marlin logs 13.7153–13.72 GiB (public startup logs, one of which
+    // prints the padded shapes: w13 (32, 5888, 1536), w2 (32, 3072, 1472) bytes).
+    let gib = (1u64 << 30) as f64;
+    for hw in ["h100-sxm5-80gb", "a100-sxm4-80gb"] {
+        for version in ["0.10.2", "0.11.0"] {
+            for (model, logged) in [("gpt-oss-120b", 65.9651), ("gpt-oss-20b", 13.7164)] {
+                let w = gpt_oss(hw, model, version, false).weight_bytes_per_rank / gib;
+                assert!(
+                    (w - logged).abs() < 0.1,
+                    "{hw} {model} {version}: {w:.3} GiB"
+                );
+            }
+        }
+    }
+    // vllm#33155 (0.14.1, one H100, "Using Triton backend"): "Model loading took 64.38 GiB";
+    // the swizzled copies keep the original scales and make the biases fp32.
+    use servesim::spec::model::WeightFormat;
+    use servesim::spec::vllm::mxfp4::{loaded_extra_bytes_per_rank, VllmMxfp4Backend};
+    let m = servesim::spec::bundled::load_model("gpt-oss-120b").unwrap();
+    let triton = (m.weight_bytes_per_rank(1, WeightFormat::Mxfp4)
+        + loaded_extra_bytes_per_rank(&m, 1, VllmMxfp4Backend::Triton))
+        / gib;
+    assert!((triton - 64.38).abs() < 0.3, "triton {triton:.3} GiB");
+}

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod defaults;
 pub mod frontend;
+pub mod mxfp4;
 pub mod overheads;
 
 pub use config::VllmConfig;
@@ -308,7 +309,14 @@ pub fn resolve(
         dp,
         model,
     )?;
+    // MXFP4 experts as vLLM's backend loads them (`spec::vllm::mxfp4`; TP only).
+    let mxfp4_extra = if weight_format == WeightFormat::Mxfp4 && expert_parallel.is_none() {
+        mxfp4::loaded_extra_bytes_per_rank(model, tp, mxfp4::backend(hw.arch, version))
+    } else {
+        0.0
+    };
     let weight_bytes_per_rank = model.weight_bytes_per_rank(tp, weight_format)
+        + mxfp4_extra
         + expert_parallel.as_ref().map_or(0.0, |e| {
             e.extra_weight_bytes_per_rank(model, tp, weight_format)
         });
