@@ -536,9 +536,10 @@ fn a_c1_deepseek_ttft_carries_the_mla_eager_host_time_once() {
 /// `tokenize_per_token_ns` (1 µs, `spec::tokenize_cost`) = 1 ms, and the decode steps nothing.
 #[test]
 fn a_c1_ttft_carries_the_prompt_tokenization_once() {
-    let run_with = |tokenize_per_token_ns: f64| {
+    let run_ids = |tokenize_per_token_ns: f64, tokenize_prompt: bool| {
         let client = ClientFlags {
             max_concurrency: Some(1),
+            tokenize_prompt,
             ..random_client(2, 1000, 8, 1.0)
         };
         let mut sc = scenario(
@@ -550,6 +551,7 @@ fn a_c1_ttft_carries_the_prompt_tokenization_once() {
         sc.hardware.overheads.tokenize_per_token_ns = tokenize_per_token_ns;
         run(&sc).unwrap()
     };
+    let run_with = |tokenize_per_token_ns: f64| run_ids(tokenize_per_token_ns, false);
     let rate = servesim::spec::tokenize_cost::HF_FAST_TOKENIZE_PER_TOKEN_NS;
     assert_eq!(
         load_hardware("h100-sxm5-80gb")
@@ -563,4 +565,7 @@ fn a_c1_ttft_carries_the_prompt_tokenization_once() {
     assert!((got_ms - 1.0).abs() < 1e-6, "TTFT +{got_ms} ms, hand 1 ms");
     let tpot = (with.metrics.tpot_ms.mean, without.metrics.tpot_ms.mean);
     assert!((tpot.0 - tpot.1).abs() < 1e-9, "TPOT {tpot:?}");
+    // `--tokenize-prompt` sends `input_ids`: the server encodes nothing.
+    let ids = run_ids(rate, true);
+    assert_eq!(ids.metrics.ttft_ms.mean, without.metrics.ttft_ms.mean);
 }

@@ -61,9 +61,6 @@ pub struct IgnoredBenchFlags {
     pub apply_chat_template: bool,
     #[arg(long, value_name = "TEXT")]
     pub prompt_suffix: Option<String>,
-    /// Send token ids instead of text (servesim's prompt lengths are exact either way).
-    #[arg(long)]
-    pub tokenize_prompt: bool,
     /// LoRA adapters per request (adapters are not simulated) and their sampling.
     #[arg(long, num_args = 0.., value_name = "NAME")]
     pub lora_name: Vec<String>,

@@ -150,10 +150,17 @@ impl Scenario {
     }
 
     /// The profile's overheads for the backend pricing this scenario's steps
-    /// (`kernels_overheads:` over `overheads:` for the measured kernels).
+    /// (`kernels_overheads:` over `overheads:` for the measured kernels). With
+    /// `--tokenize-prompt` an SGLang server receives `input_ids` and its TokenizerManager
+    /// encodes nothing, so the tokenization cost is 0.
     pub fn overheads(&self) -> crate::spec::hardware::Overheads {
-        self.hardware
-            .overheads_for(self.cost.resolve(&self.hardware) == crate::cost::CostModel::Kernels)
+        let mut o = self
+            .hardware
+            .overheads_for(self.cost.resolve(&self.hardware) == crate::cost::CostModel::Kernels);
+        if self.client.tokenize_prompt && self.server.vllm.is_none() {
+            o.tokenize_per_token_ns = 0.0;
+        }
+        o
     }
 
     /// The client's CPU time per request send, ns (0 for an ideal client).

@@ -108,6 +108,11 @@ pub struct ClientFlags {
     #[arg(long)]
     #[serde(default)]
     pub flush_cache: bool,
+    /// Send token ids instead of text (bench_serving's sglang backend): the server skips
+    /// tokenizing the prompt.
+    #[arg(long)]
+    #[serde(default)]
+    pub tokenize_prompt: bool,
     /// Earlier `random` runs on this server, same seed, cache not flushed (`N:IN:OUT[:RATIO]`,
     /// comma-separated, oldest first): their prompts are radix-cache hits (`spec::prior_runs`).
     #[arg(long)]
@@ -136,7 +141,7 @@ impl ClientFlags {
     /// `over`'s values where set, else `self`'s.
     pub fn merged(&self, over: &ClientFlags) -> ClientFlags {
         macro_rules! pick {
-            ($($f:ident),*) => { ClientFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* flush_cache: over.flush_cache || self.flush_cache, vllm: self.vllm.merged(&over.vllm) } };
+            ($($f:ident),*) => { ClientFlags { $($f: over.$f.clone().or_else(|| self.$f.clone()),)* flush_cache: over.flush_cache || self.flush_cache, tokenize_prompt: over.tokenize_prompt || self.tokenize_prompt, vllm: self.vllm.merged(&over.vllm) } };
         }
         pick!(
             backend,
@@ -284,6 +289,8 @@ pub struct ClientConfig {
     pub bench_version: Version,
     pub warmup_requests: u64,
     pub flush_cache: bool,
+    /// `--tokenize-prompt`: prompts are sent as token ids.
+    pub tokenize_prompt: bool,
     /// `--prior-runs`: earlier runs whose prompts are in the radix cache.
     pub prior_runs: Vec<PriorRun>,
     /// Which client is emulated, and `--client-send-us` when given (the send cost itself is
@@ -516,6 +523,7 @@ impl ClientConfig {
             bench_version,
             warmup_requests: count("warmup_requests", f.warmup_requests, 1, 0)?,
             flush_cache: f.flush_cache,
+            tokenize_prompt: f.tokenize_prompt,
             prior_runs: parse_prior_runs(f.prior_runs.as_deref().unwrap_or(""), MAX_PROMPTS)?,
             kind,
             vllm: VllmClientConfig::resolve(&f.vllm, f.random_range_ratio, request_rate)?,

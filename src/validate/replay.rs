@@ -226,6 +226,7 @@ pub fn client_flags(a: &BenchArgs) -> std::result::Result<ClientFlags, String> {
         bench_version: None,
         warmup_requests: a.warmup_requests,
         flush_cache: a.flush_cache.unwrap_or(false),
+        tokenize_prompt: a.tokenize_prompt.unwrap_or(false),
         sharegpt_output_len: a.sharegpt_output_len,
         sharegpt_context_len: a.sharegpt_context_len,
         ..ClientFlags::default()
