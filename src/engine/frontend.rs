@@ -14,6 +14,11 @@
 //! 0.11.0's chat-template parse) couples the paths: a step's output processing that starts
 //! while the request path is busy first waits for one such piece, so a saturated request path
 //! slows the stream (the loop alternates one parse, one output batch).
+//! SGLang books no output cost here. Its HTTP generator takes only the newest output on each
+//! wakeup (`_wait_one_response`: `out_list[-1]`), so SSE work merges chunks instead of queueing
+//! them. Its two O(batch) loops (detokenizer, `handle_loop`) have sourced ceilings of ≈ 22 µs
+//! per streamed token (seed 001) and ≤ 26 µs (PR #9970), which move no validated run
+//! (validation/public/p004-decode-notes.md, round hfront).
 use crate::spec::vllm::frontend::FrontendCosts;
 
 /// The front-end process: when it is next free, its costs and its busy time so far.
