@@ -94,44 +94,4 @@ mod tests {
         let off = note(true, None, &[], v).unwrap();
         assert!(off.contains("no effect"), "{off}");
     }
-
-    #[test]
-    fn resolving_the_flag_adds_only_the_note() {
-        use crate::spec::bundled::{load_hardware, load_model};
-        use crate::spec::server::{ServerConfig, ServerFlags};
-        let hw = load_hardware("h200-sxm-141gb").unwrap();
-        let m = load_model("llama-3.1-70b").unwrap();
-        let plain = ServerFlags {
-            tp: Some(4),
-            sglang_version: Some("0.4.0".parse().unwrap()),
-            ..Default::default()
-        };
-        let compiled = ServerFlags {
-            enable_torch_compile: true,
-            ..plain.clone()
-        };
-        let a = ServerConfig::resolve(&plain, &hw, &m).unwrap();
-        let mut b = ServerConfig::resolve(&compiled, &hw, &m).unwrap();
-        let n = b.notes.pop().unwrap();
-        assert!(n.contains("batch 1..=32"), "{n}");
-        assert_eq!(a, b, "the flag must change nothing but the note");
-        let zero = ServerFlags {
-            torch_compile_max_bs: Some(0),
-            ..compiled.clone()
-        };
-        let e = ServerConfig::resolve(&zero, &hw, &m)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--torch-compile-max-bs"), "{e}");
-        let eager = ServerFlags {
-            disable_cuda_graph: true,
-            ..compiled
-        };
-        let c = ServerConfig::resolve(&eager, &hw, &m).unwrap();
-        assert!(
-            c.notes.iter().any(|n| n.contains("no effect")),
-            "{:?}",
-            c.notes
-        );
-    }
 }
