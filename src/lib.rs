@@ -15,6 +15,7 @@
 //!   defaults in `spec::defaults` (+ `spec::piecewise_defaults`, `spec::backend_defaults`; versions
 //!   accepted: `spec::version`, 0.3.0 to 0.5.23, default 0.5.23); the prefill CUDA graph
 //!   (piecewise 0.5.10–0.5.15, breakable 0.5.16+) and its reserve: `spec::graph_defaults`;
+//!   `--enable-torch-compile` (accepted, not modelled, one note): `spec::torch_compile`;
 //!   window models' hybrid pools (SGLang's full + SWA pools per release, vLLM's hybrid KV
 //!   groups sharing one block pool): `spec::hybrid_kv`, the window groups' blocks in vLLM's
 //!   scheduler: `engine::window_kv`, SGLang's SWA pool beside the full one:

@@ -332,30 +332,24 @@ mod tests {
 
     #[test]
     fn ignored_flags_that_may_change_the_result_are_told_apart() {
-        let ignored: Vec<String> =
-            "--host 0.0.0.0 --enable-torch-compile --torch-compile-max-bs 8 \
+        let ignored: Vec<String> = "--host 0.0.0.0 --num-continuous-decode-steps 8 \
              --log-level=info --nnodes 2"
-                .split_whitespace()
-                .map(String::from)
-                .collect();
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         let (harmless, unmodelled) = split_ignored(&ignored);
         assert_eq!(harmless, ["--host", "0.0.0.0", "--log-level=info"]);
         assert_eq!(
             unmodelled,
-            [
-                "--enable-torch-compile",
-                "--torch-compile-max-bs",
-                "8",
-                "--nnodes",
-                "2"
-            ]
+            ["--num-continuous-decode-steps", "8", "--nnodes", "2"]
         );
     }
 
     #[test]
     fn launch_server_flags_keep_the_modelled_ones() {
         let args: Vec<String> = "--model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --host 0.0.0.0 \
-             --port 30000 --trust-remote-code --disable-radix --mem-fraction-static=0.8"
+             --port 30000 --trust-remote-code --disable-radix --mem-fraction-static=0.8 \
+             --enable-torch-compile --torch-compile-max-bs 8"
             .split_whitespace()
             .map(String::from)
             .collect();
@@ -369,7 +363,10 @@ mod tests {
                 "8",
                 "--disable-radix-cache",
                 "--mem-fraction-static",
-                "0.8"
+                "0.8",
+                "--enable-torch-compile",
+                "--torch-compile-max-bs",
+                "8"
             ]
         );
         assert_eq!(

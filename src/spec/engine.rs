@@ -83,6 +83,8 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
         ),
         (f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs"),
         (f.enable_mixed_chunk, "--enable-mixed-chunk"),
+        (f.enable_torch_compile, "--enable-torch-compile"),
+        (f.torch_compile_max_bs.is_some(), "--torch-compile-max-bs"),
         (f.disable_overlap_schedule, "--disable-overlap-schedule"),
         (f.attention_backend.is_some(), "--attention-backend"),
         (f.sglang_version.is_some(), "--sglang-version"),

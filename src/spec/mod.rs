@@ -26,6 +26,7 @@ pub mod speculative;
 pub mod speculative_rules;
 pub mod speculative_v2;
 pub mod tokenize_cost;
+pub mod torch_compile;
 pub mod version;
 pub mod version_rules;
 pub mod vllm;

@@ -429,6 +429,13 @@ impl ServerConfig {
             )?;
         }
         notes.extend(notes_spec);
+        parse::positive_flag("--torch-compile-max-bs", flags.torch_compile_max_bs)?;
+        notes.extend(super::torch_compile::note(
+            flags.enable_torch_compile,
+            flags.torch_compile_max_bs,
+            &cuda_graph_batch_sizes,
+            version,
+        ));
         let spec_on = spec.is_some();
         let small_cap_slots = |cap: u64| if cap <= 32 { 2 * cap } else { 0 };
         let decode_prealloc_slots = match flags.max_running_requests {

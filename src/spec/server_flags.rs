@@ -52,6 +52,14 @@ pub struct ServerFlags {
     /// Largest captured decode batch.
     #[arg(long)]
     pub cuda_graph_max_bs: Option<u64>,
+    /// torch.compile of the decode CUDA graphs up to --torch-compile-max-bs: accepted, NOT
+    /// modelled (priced as plain CUDA-graph steps; the run prints a note; `spec::torch_compile`).
+    #[arg(long)]
+    #[serde(default)]
+    pub enable_torch_compile: bool,
+    /// Largest decode batch compiled with --enable-torch-compile (default 32).
+    #[arg(long)]
+    pub torch_compile_max_bs: Option<u64>,
     #[arg(long)]
     #[serde(default)]
     pub enable_mixed_chunk: bool,
@@ -188,6 +196,7 @@ impl ServerFlags {
                 disable_piecewise_cuda_graph: over.disable_piecewise_cuda_graph
                     || self.disable_piecewise_cuda_graph,
                 enable_mixed_chunk: over.enable_mixed_chunk || self.enable_mixed_chunk,
+                enable_torch_compile: over.enable_torch_compile || self.enable_torch_compile,
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
                 enable_dp_attention: over.enable_dp_attention || self.enable_dp_attention,
                 speculative: self.speculative.merged(&over.speculative),
@@ -215,6 +224,7 @@ impl ServerFlags {
             schedule_policy,
             schedule_conservativeness,
             cuda_graph_max_bs,
+            torch_compile_max_bs,
             kv_cache_dtype,
             attention_backend,
             quantization,

@@ -295,3 +295,45 @@ fn dp_attention_follows_each_release_rules_for_dp_chunk_overlap_and_graphs() {
     );
     assert!(c.overlap_schedule);
 }
+
+/// `--enable-torch-compile` (spec::torch_compile): 0.4.0 on an H200 compiles the captured sizes
+/// up to 32 (cuda_graph_runner.py); servesim prices nothing differently, so the resolved server
+/// equals the uncompiled one except for the note, and a zero max_bs is refused.
+#[test]
+fn torch_compile_is_accepted_and_changes_only_a_note() {
+    use servesim::spec::server::{ServerConfig, ServerFlags};
+    let hw = load_hardware("h200-sxm-141gb").unwrap();
+    let m = load_model("llama-3.1-70b").unwrap();
+    let plain = ServerFlags {
+        tp: Some(4),
+        sglang_version: Some("0.4.0".parse().unwrap()),
+        ..Default::default()
+    };
+    let compiled = ServerFlags {
+        enable_torch_compile: true,
+        ..plain.clone()
+    };
+    let a = ServerConfig::resolve(&plain, &hw, &m).unwrap();
+    let mut b = ServerConfig::resolve(&compiled, &hw, &m).unwrap();
+    let n = b.notes.pop().unwrap();
+    assert!(n.contains("batch 1..=32"), "{n}");
+    assert_eq!(a, b, "the flag must change nothing but the note");
+    let zero = ServerFlags {
+        torch_compile_max_bs: Some(0),
+        ..compiled.clone()
+    };
+    let e = ServerConfig::resolve(&zero, &hw, &m)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--torch-compile-max-bs"), "{e}");
+    let eager = ServerFlags {
+        disable_cuda_graph: true,
+        ..compiled
+    };
+    let c = ServerConfig::resolve(&eager, &hw, &m).unwrap();
+    assert!(
+        c.notes.iter().any(|n| n.contains("no effect")),
+        "{:?}",
+        c.notes
+    );
+}
