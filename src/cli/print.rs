@@ -14,7 +14,7 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
             format!("SGLang {}", s.version),
             format!(
                 "max_total_num_tokens={}, max_running_requests={}, chunked_prefill_size={}, mem_fraction_static={}, cuda_graph_max_bs={}, attention_backend={}, page_size={}",
-                s.swa_pools.as_ref().map_or(s.kv_pool_tokens, |p| p.full_tokens),
+                s.full_pool_tokens(),
                 s.max_running_requests,
                 s.chunked_prefill_size.map_or("-1".to_string(), |c| c.to_string()),
                 s.mem_fraction_static,

@@ -500,6 +500,14 @@ impl ServerConfig {
         }
     }
 
+    /// The full-attention pool's tokens: `kv_pool_tokens`, or with hybrid SWA pools the full
+    /// pool's (what SGLang logs as `max_total_num_tokens` and the scheduler's main pool holds).
+    pub fn full_pool_tokens(&self) -> u64 {
+        self.swa_pools
+            .as_ref()
+            .map_or(self.kv_pool_tokens, |p| p.full_tokens)
+    }
+
     /// Largest captured decode batch (0 without CUDA graphs).
     pub fn cuda_graph_max_bs(&self) -> u64 {
         self.cuda_graph_batch_sizes.last().copied().unwrap_or(0)

@@ -55,10 +55,7 @@ impl SchedulerConfig {
             max_prefill_tokens: cfg.max_prefill_tokens,
             max_running_requests: cfg.max_running_requests,
             decode_prealloc_slots: cfg.decode_prealloc_slots,
-            kv_pool_tokens: cfg
-                .swa_pools
-                .as_ref()
-                .map_or(cfg.kv_pool_tokens, |p| p.full_tokens),
+            kv_pool_tokens: cfg.full_pool_tokens(),
             swa: cfg
                 .swa_pools
                 .as_ref()
