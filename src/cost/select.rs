@@ -186,5 +186,29 @@ pub fn table_version_note(
         Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
         None => bundled_tables(system, server).ok()?,
     };
-    db.span_note().map(String::from)
+    match &server.vllm {
+        Some(v) => vllm_version_note(&db.measured_under(), v.version),
+        None => db.span_note().map(String::from),
+    }
+}
+
+/// A vLLM run priced with tables measured under another vLLM release: vLLM's tables carry one
+/// version (AIConfigurator measured vLLM's kernels under one release), and kernels, attention
+/// backends and graph capture change between releases, so the run says which.
+fn vllm_version_note(measured: &[String], run: crate::spec::version::Version) -> Option<String> {
+    let run = format!("vLLM {run}");
+    // "vLLM 0.24.0 (nccl 2.29.2)" is the 0.24.0 measurement too.
+    let mut measured: Vec<&str> = measured
+        .iter()
+        .map(|m| m.split(" (").next().unwrap_or(m))
+        .collect();
+    measured.dedup();
+    if measured.is_empty() || measured.iter().all(|m| *m == run) {
+        return None;
+    }
+    Some(format!(
+        "priced with {} kernel tables; run is {run} (kernels, attention backends and CUDA-graph \
+         capture differ between releases)",
+        measured.join(" and ")
+    ))
 }

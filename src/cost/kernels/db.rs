@@ -191,6 +191,20 @@ impl KernelDb {
         self.span_note.as_deref()
     }
 
+    /// The engine releases the tables were measured under, distinct and sorted
+    /// ("SGLang 0.5.14", "vLLM 0.24.0").
+    pub fn measured_under(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .tables
+            .values()
+            .flatten()
+            .map(|t| measured_under(t).to_string())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Tables converted by `scripts/import_aiconfigurator.py --out DIR`, for a run at SGLang
     /// `run`: `DIR/<system>/<version>/<op>.txt` (several versions, chosen per op as the bundled
     /// ones), or one version's `DIR/<system>/<op>.txt` or `DIR/<op>.txt`.
