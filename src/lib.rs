@@ -50,6 +50,9 @@
 //!   static-split triton MLA decode kernel of 0.4.1–0.4.4.post1 and its cost per context token
 //!   × head: `cost::triton_mla_decode`; a built
 //!   kernel deployment reused across runs of one process: `cost::kernels::memo`;
+//! - one named step priced without a run (`run --explain-step decode:BxL`, the shapes of
+//!   `sglang.bench_one_batch`, checked against its logs in `tests/step_bench.rs`):
+//!   `simulation::explain`;
 //! - the scheduler's CPU time per step by SGLang version (overlap on or off, on a worker thread
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host
 //!   time of SGLang's eager extend per layer kind (MLA, MoE, dense; the low-load TTFT) and

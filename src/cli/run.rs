@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::metrics::record::RunRecord;
 use crate::report::jsonl::{self, LineFacts, RequestDetails};
 use crate::report::{json, text};
-use crate::simulation::explain::explain_text;
+use crate::simulation::explain::{explain_text, steps_text, StepSpec};
 use crate::simulation::{run as simulate, run_with_record, RunOutput, Scenario};
 use crate::spec::workload::ScenarioFlags;
 use std::io::Write;
@@ -43,6 +43,12 @@ pub struct RunArgs {
     /// the cost backend and the tables or constants that priced each.
     #[arg(long)]
     pub explain: bool,
+    /// Price named steps instead of running: `decode:BxL` (B requests decoding over L context
+    /// tokens each, CUDA-graph padded) or `prefill:BxL` (one unchunked extend of B prompts of
+    /// L tokens, as `sglang.bench_one_batch` runs it); repeatable. Prints each step's
+    /// breakdown as --explain does, and simulates nothing.
+    #[arg(long, value_name = "STEP")]
+    pub explain_step: Vec<StepSpec>,
     #[command(flatten)]
     pub output_file: OutputFileArgs,
     #[command(flatten)]
@@ -79,6 +85,9 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
             name: a.output_format.clone(),
             available: "text, json".into(),
         });
+    }
+    if !a.explain_step.is_empty() {
+        return super::print::emit(out_w, &steps_text(&sc, &a.explain_step)?);
     }
     let wall = Instant::now();
     if sc.client.kind.is_vllm() {

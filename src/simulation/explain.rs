@@ -8,10 +8,85 @@
 //! the mean output: the average context over a request's decode tokens), CUDA-graph padded as
 //! the server would; prefill as one chunk (`chunked_prefill_size`, else `max_prefill_tokens`)
 //! of mean-length prompts without cached prefix.
+//!
+//! `--explain-step` prices named shapes instead, without simulating ([`StepSpec`]): the shapes
+//! of a single-batch benchmark (SGLang's `bench_one_batch`: one extend of `batch × input_len`,
+//! then decode steps of `batch` requests), for checking the step cost against its logs
+//! (`validation/step-bench-notes.md`).
 use super::{RunOutput, Scenario};
 use crate::cost::breakdown::StepBreakdown;
 use crate::cost::BatchShape;
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// One step named by its shape: `decode:BxL` (B requests decoding one token each over a
+/// context of L tokens, CUDA-graph padded as the server would) or `prefill:BxL` (one extend of
+/// B requests of L new tokens each, no cached prefix, unchunked as `bench_one_batch` runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepSpec {
+    pub prefill: bool,
+    pub reqs: u64,
+    pub tokens: u64,
+}
+
+impl std::str::FromStr for StepSpec {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::invalid(
+                "--explain-step",
+                "explain_step",
+                format!("expected decode:BxL or prefill:BxL with B, L ≥ 1, got `{s}`"),
+            )
+        };
+        let (kind, dims) = s.split_once(':').ok_or_else(bad)?;
+        let (b, l) = dims.split_once('x').ok_or_else(bad)?;
+        let num = |v: &str| v.trim().parse::<u64>().ok().filter(|n| *n >= 1);
+        let (reqs, tokens) = (num(b).ok_or_else(bad)?, num(l).ok_or_else(bad)?);
+        let prefill = match kind.trim() {
+            "decode" => false,
+            "prefill" => true,
+            _ => return Err(bad()),
+        };
+        Ok(StepSpec {
+            prefill,
+            reqs,
+            tokens,
+        })
+    }
+}
+
+/// A decode step of `reqs` requests, each over `ctx` context tokens, padded to the server's
+/// CUDA-graph batch size (eager above the largest).
+pub fn decode_shape(sc: &Scenario, reqs: u64, ctx: u64) -> BatchShape {
+    BatchShape {
+        decode_reqs: reqs,
+        decode_ctx_sum: reqs.saturating_mul(ctx),
+        graph_bs: sc.server.graph_batch_size(reqs),
+        ..Default::default()
+    }
+}
+
+/// The batch `spec` names, under `sc`'s server.
+pub fn spec_shape(sc: &Scenario, spec: &StepSpec) -> BatchShape {
+    if !spec.prefill {
+        return decode_shape(sc, spec.reqs, spec.tokens);
+    }
+    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let mut one = BatchShape::default();
+    one.add_prefill(spec.tokens, 0, window);
+    // B identical requests: B times one request's sums (O(1) in B).
+    let n = spec.reqs as f64;
+    BatchShape {
+        prefill_reqs: spec.reqs,
+        prefill_tokens: spec.reqs.saturating_mul(one.prefill_tokens),
+        prefill_attn_work: n * one.prefill_attn_work,
+        prefill_attn_work_windowed: n * one.prefill_attn_work_windowed,
+        prefill_attn_work_window_prefix: n * one.prefill_attn_work_window_prefix,
+        prefill_kv_tokens: spec.reqs.saturating_mul(one.prefill_kv_tokens),
+        ..one
+    }
+}
 
 /// The representative (decode, prefill) shapes of a run.
 pub fn representative_shapes(sc: &Scenario, out: &RunOutput) -> (BatchShape, BatchShape) {
@@ -24,12 +99,7 @@ pub fn representative_shapes(sc: &Scenario, out: &RunOutput) -> (BatchShape, Bat
     let decode_tokens = m.total_output_tokens.saturating_sub(m.completed) as f64;
     let bs = ((decode_tokens / decode_steps).round() as u64).max(1);
     let ctx = (mean_in + mean_out / 2.0).round() as u64;
-    let decode = BatchShape {
-        decode_reqs: bs,
-        decode_ctx_sum: bs * ctx,
-        graph_bs: sc.server.graph_batch_size(bs),
-        ..Default::default()
-    };
+    let decode = decode_shape(sc, bs, ctx);
     let chunk = sc
         .server
         .chunked_prefill_size
@@ -109,6 +179,22 @@ pub fn explain_text(sc: &Scenario, out: &RunOutput) -> Result<String> {
     s += &render("prefill step", &prefill, &cost.explain(&prefill));
     if let Some(costs) = super::vllm::frontend_costs(sc) {
         s += &crate::spec::vllm::frontend::explain_line(&costs);
+    }
+    Ok(s)
+}
+
+/// The `--explain-step` text: each named step's breakdown, with no run simulated.
+pub fn steps_text(sc: &Scenario, specs: &[StepSpec]) -> Result<String> {
+    let cost = sc.step_cost()?;
+    let mut s = String::from("--- explain: named steps, no run simulated ---\n");
+    for spec in specs {
+        let shape = spec_shape(sc, spec);
+        let kind = if spec.prefill { "prefill" } else { "decode" };
+        let title = format!("{kind} step {}x{}", spec.reqs, spec.tokens);
+        s += &render(&title, &shape, &cost.explain(&shape));
+        if !spec.prefill {
+            s += &lockstep_line(sc, cost.as_ref(), &shape);
+        }
     }
     Ok(s)
 }
