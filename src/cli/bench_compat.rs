@@ -1,6 +1,7 @@
 //! The `sglang.bench_serving` flags that are not scenario facts, so that a bench_serving
 //! command line runs unchanged under `servesim run`. Taken from bench_serving's argparse
-//! (`python/sglang/bench_serving.py`, `if __name__ == "__main__":` block, 0.4.x to 0.5.8):
+//! (`python/sglang/bench_serving.py`, `if __name__ == "__main__":` block, 0.4.x to 0.5.8, and
+//! `sglang/benchmark/serving.py`, where 0.5.23 keeps it):
 //! the flags with no effect on what is simulated (where the server listens, progress bars,
 //! profiling, request headers) are accepted and ignored; those that would change the result
 //! and are not modelled are accepted by the parser and then refused with one line naming the
@@ -88,6 +89,40 @@ pub struct IgnoredBenchFlags {
     pub random_image_count: bool,
     #[arg(long, value_name = "WORKLOAD")]
     pub mooncake_workload: Option<String>,
+    /// Newer clients (`sglang.benchmark.serving` 0.5.23; the first four `vllm bench serve`
+    /// too): the readiness wait, sampling parameters (lengths are fixed under ignore_eos), cache
+    /// and profiler reports, logprob options (only used with the refused --return-logprob),
+    /// the Rust client's thread count, other datasets' options.
+    #[arg(long, value_name = "S")]
+    pub ready_check_timeout_sec: Option<String>,
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<String>,
+    #[arg(long, value_name = "P")]
+    pub top_p: Option<String>,
+    #[arg(long)]
+    pub cache_report: bool,
+    #[arg(long, value_name = "S")]
+    pub flush_cache_timeout: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub profile_steps: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub profile_start_step: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub logprob_start_len: Option<String>,
+    #[arg(long, num_args = 1.., value_name = "ID")]
+    pub token_ids_logprob: Vec<String>,
+    #[arg(long, value_name = "N")]
+    pub top_logprobs_num: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub rust_worker_threads: Option<String>,
+    #[arg(long, value_name = "ALPHA")]
+    pub gsp_zipf_alpha: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub agentic_max_turns: Option<String>,
+    #[arg(long, value_name = "NAME")]
+    pub speed_bench_category: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub speed_bench_output_len: Option<String>,
 }
 
 /// bench_serving flags that change the result and are not modelled: refused when set
@@ -119,12 +154,25 @@ pub struct RefusedBenchFlags {
     pub gsp_num_turns: Option<u64>,
     #[arg(long)]
     pub gsp_ordered: bool,
+    /// `sglang.benchmark.serving` 0.5.23: the Rust client parses each response stream on its
+    /// own thread (servesim emulates the Python client's one asyncio thread).
+    #[arg(long)]
+    pub rust_client: bool,
+    /// 0.5.23: decode-only benchmarking with fake prefills.
+    #[arg(long)]
+    pub fake_prefill: bool,
+    /// 0.5.23: rotates the conversation list before sampling (other prompts than servesim's).
+    #[arg(long, value_name = "N")]
+    pub dataset_offset: Option<u64>,
+    /// 0.5.23: how generated-shared-prefix requests pick their group (default uniform).
+    #[arg(long, value_name = "DIST")]
+    pub gsp_group_distribution: Option<String>,
 }
 
 impl RefusedBenchFlags {
     /// An error naming the first flag set away from bench_serving's default.
     pub fn check(&self) -> Result<()> {
-        let set: [(&str, bool); 10] = [
+        let set: [(&str, bool); 14] = [
             ("--disable-stream", self.disable_stream),
             ("--disable-ignore-eos", self.disable_ignore_eos),
             ("--return-logprob", self.return_logprob),
@@ -147,6 +195,18 @@ impl RefusedBenchFlags {
                 self.gsp_num_turns.is_some_and(|n| n != 1),
             ),
             ("--gsp-ordered", self.gsp_ordered),
+            ("--rust-client", self.rust_client),
+            ("--fake-prefill", self.fake_prefill),
+            (
+                "--dataset-offset",
+                self.dataset_offset.is_some_and(|n| n != 0),
+            ),
+            (
+                "--gsp-group-distribution",
+                self.gsp_group_distribution
+                    .as_deref()
+                    .is_some_and(|d| d != "uniform"),
+            ),
         ];
         match set.iter().find(|(_, on)| *on) {
             Some((flag, _)) => Err(Error::invalid(

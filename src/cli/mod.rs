@@ -15,6 +15,7 @@ mod report;
 mod run;
 mod sweep;
 mod validate;
+mod vllm_bench_compat;
 
 pub use exec::{execute, CliError};
 

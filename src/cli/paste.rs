@@ -1,5 +1,6 @@
 //! A pasted command line: `servesim run [FLAGS] -- python -m sglang.bench_serving ...`
-//! (and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or newlines, with
+//! (`sglang.benchmark.serving`, or `vllm bench serve ...`, which adds `--client vllm` and that
+//! client's defaults; and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or newlines, with
 //! `VAR=value` prefixes, `\` continuations, quotes and redirections, as a shell would read
 //! them) is rewritten into the `servesim run` arguments it means, before clap parses them:
 //! * launch_server's flags that servesim models (the server flag group, same names, unique
@@ -97,9 +98,19 @@ fn commands(pasted: &[String]) -> Vec<Vec<String>> {
     cmds
 }
 
-/// Which sglang program a command runs, and its arguments.
+/// Which benchmark or server program a command runs, and its arguments: sglang's client
+/// (`sglang.bench_serving`, or `sglang.benchmark.serving` where 0.5.15+ moved it), its server,
+/// or vLLM's client (`vllm bench serve`).
 fn program(cmd: &[String]) -> Option<(&'static str, &[String])> {
     for (i, w) in cmd.iter().enumerate() {
+        if w == "sglang.benchmark.serving" && i > 0 && cmd[i - 1] == "-m"
+            || w.ends_with("sglang/benchmark/serving.py")
+        {
+            return Some(("sglang.bench_serving", &cmd[i + 1..]));
+        }
+        if w == "vllm" && cmd.get(i + 1..i + 3) == Some(&["bench".into(), "serve".into()]) {
+            return Some(("vllm bench serve", &cmd[i + 3..]));
+        }
         for module in ["sglang.bench_serving", "sglang.launch_server"] {
             let named = w == module
                 || w.ends_with(&format!("/{}.py", module.replace('.', "/")))
@@ -267,6 +278,24 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
                 out.extend(kept.into_iter().map(OsString::from));
                 found = true;
             }
+            Some(("vllm bench serve", args)) => {
+                out.extend(args.iter().map(OsString::from));
+                // vLLM's client defaults (`vllm/benchmarks/datasets.py`, `serve.py`): random
+                // 1024/128, seed 0, no concurrency cap.
+                out.extend(["--client", "vllm"].map(OsString::from));
+                for (flag, min, value) in [
+                    ("--dataset-name", 11, "random"),
+                    ("--random-input-len", 10, "1024"),
+                    ("--random-output-len", 10, "128"),
+                    ("--seed", 6, "0"),
+                    ("--max-concurrency", 5, "0"),
+                ] {
+                    if !sets(args, flag, min) {
+                        out.extend([flag, value].map(OsString::from));
+                    }
+                }
+                found = true;
+            }
             Some((_, args)) => {
                 out.extend(args.iter().map(OsString::from));
                 if !sets(args, "--dataset-name", 11) {
@@ -282,8 +311,9 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
     }
     if !found {
         return Err(format!(
-            "the command after `run --` runs neither `python -m sglang.bench_serving` nor \
-             `python -m sglang.launch_server` (got `{}`)",
+            "the command after `run --` runs none of `python -m sglang.bench_serving` (or \
+             `sglang.benchmark.serving`), `vllm bench serve` and `python -m sglang.launch_server` \
+             (got `{}`)",
             pasted.join(" ")
         ));
     }

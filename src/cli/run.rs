@@ -55,6 +55,8 @@ pub struct RunArgs {
     pub ignored: super::bench_compat::IgnoredBenchFlags,
     #[command(flatten)]
     pub refused: super::bench_compat::RefusedBenchFlags,
+    #[command(flatten)]
+    pub vllm_bench: super::vllm_bench_compat::VllmBenchFlags,
     /// A pasted `python -m sglang.bench_serving ...` and/or `sglang.launch_server ...`
     /// command line (expanded before parsing; see below).
     #[arg(last = true, value_name = "COMMAND")]
@@ -89,8 +91,12 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     if !a.explain_step.is_empty() {
         return super::print::emit(out_w, &steps_text(&sc, &a.explain_step)?);
     }
+    a.vllm_bench.check(sc.client.kind.is_vllm())?;
     let wall = Instant::now();
     if sc.client.kind.is_vllm() {
+        if let Some(note) = a.vllm_bench.eos_note() {
+            eprintln!("note: {note}");
+        }
         return run_vllm_client(a, &sc, out_w, wall);
     }
     let pb = super::print::spinner(a.output_format == "json", "simulating");

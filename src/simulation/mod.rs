@@ -1,6 +1,7 @@
 //! One call from a scenario to bench_serving's metrics: resolve the scenario, draw the
 //! workload as bench_serving would, run the event loop priced by the roofline, compute the
 //! metrics. Everything the CLI's `run`, `replay` and `validate` share.
+pub mod caveats;
 pub mod estimate;
 pub mod explain;
 pub mod pd;
@@ -282,6 +283,8 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         &sc.server,
         &sc.cost,
     ));
+    notes.extend(caveats::uncalibrated_profile(&sc.hardware));
+    notes.extend(caveats::assumed_accept_length(&sc.server));
     notes.extend(client_bound_note(
         sc.client_send_ns(),
         input.requests.len() as u64,
