@@ -57,14 +57,33 @@ pub struct Memory {
     /// What `nvidia-smi memory.total` (or `torch.npu.mem_get_info()[1]`) reports, in MiB; the
     /// `gpu_mem` SGLang's defaults are keyed on.
     pub reported_total_mib: f64,
-    /// Free memory when SGLang starts (`total_gpu_memory` in `model_runner`), GiB.
+    /// Free memory of one device when SGLang starts a single-GPU server, after the CUDA
+    /// context (`total_gpu_memory` in `model_runner` at TP 1, logged as `Load weight begin.
+    /// avail mem=…`), GiB.
     pub free_at_start_gib: f64,
-    /// Memory SGLang allocates between its two free-memory measurements besides the weights
-    /// (activations workspace, NCCL/HCCL buffers, sampler), GiB.
+    /// Memory SGLang allocates between its two free-memory measurements besides the weights,
+    /// GiB. `ModelRunner.initialize` (0.4.1, 0.5.4 wheels) calls `load_model` and then
+    /// `init_memory_pool` with nothing in between unless LoRA, double sparsity or torchao is
+    /// on, so logs show ≈ 0 (validation/sglang-kv-pool-notes.md).
     #[serde(default)]
     pub runtime_reserved_gib: f64,
+    /// Memory the tensor-parallel group's communicators take on each device when TP > 1
+    /// (NCCL communicators, with NVLink SHARP buffers on NVSwitch systems, and the custom
+    /// all-reduce buffers), GiB: allocated in `init_torch_distributed`, before SGLang reads
+    /// `total_gpu_memory`, and logged as `Init torch distributed ends. mem usage=…`.
+    #[serde(default)]
+    pub tp_comm_init_gib: f64,
     /// Datasheet HBM bandwidth, bytes/s.
     pub bandwidth_bytes_per_s: f64,
+}
+
+impl Memory {
+    /// SGLang's `total_gpu_memory` for a TP group of `tp` ranks: the free memory it reads
+    /// after `init_torch_distributed`, GiB (what `Load weight begin. avail mem=…` logs).
+    pub fn free_before_weights_gib(&self, tp: u64) -> f64 {
+        let comm = if tp > 1 { self.tp_comm_init_gib } else { 0.0 };
+        self.free_at_start_gib - comm
+    }
 }
 
 /// Intra-node link between ranks of one TP group.
@@ -348,6 +367,11 @@ impl HardwareProfile {
             origin,
             "memory.runtime_reserved_gib",
             self.memory.runtime_reserved_gib,
+        )?;
+        non_negative(
+            origin,
+            "memory.tp_comm_init_gib",
+            self.memory.tp_comm_init_gib,
         )?;
         positive(
             origin,

@@ -265,7 +265,7 @@ impl ServerConfig {
                 e.extra_weight_bytes_per_rank(model, tp, weight_format)
             });
         let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(attn_tp, kv_dtype);
-        let free0_gib = hw.memory.free_at_start_gib;
+        let free0_gib = hw.memory.free_before_weights_gib(tp);
         let weights_gib = weight_bytes_per_rank / GIB;
         if weights_gib + hw.memory.runtime_reserved_gib >= free0_gib {
             return Err(Error::Impossible(format!(

@@ -200,8 +200,8 @@ fn blackwell_mha_models_default_to_trtllm_mha_from_0_5_6_post1() {
 /// --model-path Qwen/Qwen3-32B` 0.5.5.post1 on one 80 GB H100 and one 80 GB A100. Both are in
 /// the < 90 GiB tier of `_handle_gpu_memory_settings` (chunk 8192, decode graphs to batch 256),
 /// so the reserve is 512 + 1.5 × 8192 + 2 × 256 + 1/8 × 1024 = 13440 MiB on both and the pools
-/// come out alike; the H100's is not the larger by more than its memory (worked by hand from
-/// `profile_max_num_token`: rest = free − weights − runtime − free × (1 − fraction)).
+/// come out alike, to within what the free memory before the weights is known to (worked by
+/// hand from `profile_max_num_token`: rest = free − weights − runtime − free × (1 − fraction)).
 #[test]
 fn sglang_0_5_5_post1_gives_qwen3_32b_the_same_pool_on_one_h100_as_on_one_a100() {
     use servesim::spec::server::{ServerConfig, ServerFlags};
@@ -228,7 +228,7 @@ fn sglang_0_5_5_post1_gives_qwen3_32b_the_same_pool_on_one_h100_as_on_one_a100()
         assert_eq!(c.cuda_graph_batch_sizes.iter().max(), Some(&256), "{name}");
         // 64 layers × 2 × 8 KV heads × 128 × 2 B = 256 KiB per token.
         assert_eq!(c.kv_bytes_per_token, 262_144.0);
-        let free = hw.memory.free_at_start_gib;
+        let free = hw.memory.free_before_weights_gib(1);
         let rest = free
             - c.weight_bytes_per_rank / gib
             - hw.memory.runtime_reserved_gib
@@ -240,9 +240,15 @@ fn sglang_0_5_5_post1_gives_qwen3_32b_the_same_pool_on_one_h100_as_on_one_a100()
         );
         pools.push(c.kv_pool_tokens as f64);
     }
-    // ~4.0 GiB of KV each: 16,488 tokens on the H100 and 16,127 on the A100.
-    assert!((16_000.0..17_000.0).contains(&pools[0]), "{pools:?}");
-    assert!((pools[0] / pools[1] - 1.0).abs() < 0.03, "{pools:?}");
+    // ~4.6–4.9 GiB of KV each (18,874 tokens on the H100, 20,223 on the A100): alike to within
+    // the 0.5 GiB the free memory before the weights is known to (logged H100 TP 1 readings
+    // spread 78.43–78.81 GiB; the A100's 78.9 is an assumption; tests/profiles_models/
+    // logged_pools.rs), not to a fixed share of a pool this small.
+    assert!((18_000.0..21_000.0).contains(&pools[0]), "{pools:?}");
+    assert!(
+        (pools[0] - pools[1]).abs() * 262_144.0 / gib < 0.5,
+        "{pools:?}"
+    );
 }
 
 /// DeepSeek-V3 with `--tp 8 --enable-dp-attention` (no `--dp`), as in SGLang PR #2738's H200
