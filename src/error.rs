@@ -7,9 +7,13 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file could not be read at all.
-    #[error("{path}: cannot read: {reason}")]
-    Io { path: PathBuf, reason: String },
+    /// A file could not be read, written or created (`op` says which).
+    #[error("{path}: cannot {op}: {reason}")]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        reason: String,
+    },
     /// A file was read but does not parse (YAML/JSON syntax or schema).
     #[error("{path}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Parse {
@@ -54,9 +58,18 @@ impl Error {
             reason: reason.into(),
         }
     }
+    /// A file that could not be written (or a directory that could not be created).
+    pub fn io_write(path: impl Into<PathBuf>, e: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            op: "write",
+            reason: e.to_string(),
+        }
+    }
     pub fn io(path: impl Into<PathBuf>, e: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
+            op: "read",
             reason: e.to_string(),
         }
     }

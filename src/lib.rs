@@ -30,7 +30,9 @@
 //!   in `engine/scheduler/batch_full.rs`;
 //! - the next batch formed (prefill first, chunking, mixed): `engine::scheduler` (`mod.rs`),
 //!   decode memory and retraction in `engine/scheduler/decode.rs`;
-//! - the decode (or any) step priced: `cost::kernels` (the default where the profile names
+//! - the decode (or any) step priced: every step goes through the `cost::StepCost` trait
+//!   (`step_time`, called by the event loop in `engine::sim`; the backend is picked by
+//!   `Scenario::step_cost` / `cost::select`): `cost::kernels` (the default where the profile names
 //!   `kernel_tables`; each op's tables of the SGLang version nearest the run's,
 //!   `cost::kernels::versions`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
 //!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`

@@ -163,7 +163,7 @@ impl CrossvalFile {
             ))
         });
         let text = serde_json::to_string_pretty(&file).map_err(|e| Error::Msg(e.to_string()))?;
-        std::fs::write(path, format!("{text}\n")).map_err(|e| Error::io(path, e))
+        std::fs::write(path, format!("{text}\n")).map_err(|e| Error::io_write(path, e))
     }
 }
 

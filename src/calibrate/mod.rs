@@ -99,6 +99,17 @@ impl Calibration {
         for arg in &args {
             let text = match hardware_yaml(arg) {
                 Some(t) => t.to_string(),
+                // A bare name that is not bundled: list the bundled ones, as `run` does.
+                None if !arg.contains('/')
+                    && !arg.ends_with(".yaml")
+                    && !Path::new(arg).exists() =>
+                {
+                    return Err(Error::Unknown {
+                        kind: "hardware profile",
+                        name: arg.to_string(),
+                        available: crate::spec::bundled::hardware_names().join(", "),
+                    })
+                }
                 None => read_text(Path::new(arg))?,
             };
             let base: HardwareProfile = from_yaml_str(&text, Path::new(arg))?;

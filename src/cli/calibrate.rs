@@ -18,9 +18,11 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
-    /// The validation manifest; log files are relative to its directory.
-    #[arg(long, default_value = "validation/manifest.yaml")]
-    pub manifest: PathBuf,
+    /// The validation manifest; log files are relative to its directory. Default: as
+    /// `validate` finds it ($SERVESIM_VALIDATION_DIR/manifest.yaml, ./validation/manifest.yaml,
+    /// then the source checkout's).
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
     /// The profile to fit: a bundled name or a profile YAML path; several, comma-separated,
     /// are fitted jointly on the union of their runs.
     #[arg(long)]
@@ -90,7 +92,11 @@ pub fn calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> Result<()> {
     if !(a.delta.is_finite() && a.delta > 0.0) {
         return Err(Error::invalid("--delta", "delta", "must be a number > 0"));
     }
-    let manifest = Manifest::load(&a.manifest)?;
+    let manifest_path = match &a.manifest {
+        Some(p) => p.clone(),
+        None => super::validate::default_manifest()?,
+    };
+    let manifest = Manifest::load(&manifest_path)?;
     let req = Request {
         profile: a.profile.clone(),
         runs: a.runs.clone(),
@@ -162,7 +168,7 @@ pub fn calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> Result<()> {
         let mut written = Vec::new();
         for (h, yaml) in yamls.iter().enumerate() {
             let path = dir.join(cal.file_name(h));
-            std::fs::write(&path, yaml).map_err(|e| Error::io(&path, e))?;
+            std::fs::write(&path, yaml).map_err(|e| Error::io_write(&path, e))?;
             written.push(path.display().to_string());
         }
         return emit(
@@ -175,7 +181,7 @@ pub fn calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> Result<()> {
     }
     match &a.out {
         Some(path) => {
-            std::fs::write(path, &yamls[0]).map_err(|e| Error::io(path, e))?;
+            std::fs::write(path, &yamls[0]).map_err(|e| Error::io_write(path, e))?;
             emit(
                 out,
                 &format!("{report}\nfitted profile written to {}\n", path.display()),

@@ -28,7 +28,7 @@ pub fn merge(a: &MergeArgs, out: &mut dyn Write) -> Result<()> {
         .map(|p| Ok((p.display().to_string(), SweepFile::load(p)?)))
         .collect::<Result<Vec<_>>>()?;
     let merged = merge_files(&files)?;
-    std::fs::write(&a.out, merged.to_json()).map_err(|e| Error::io(&a.out, e))?;
+    std::fs::write(&a.out, merged.to_json()).map_err(|e| Error::io_write(&a.out, e))?;
     if let Some(dir) = &a.dir {
         write_outputs(&merged, dir, true)?;
     }

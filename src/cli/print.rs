@@ -30,7 +30,7 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
     format!(
         "servesim: {} on {} × {} (tp {}{}), {engine} defaults, bench_serving {}\n\
          server: {server}\n\
-         sim: {} steps ({} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
+         sim: {} steps ({}{} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
          #Input tokens: {}\n#Output tokens: {}\n",
         sc.model.name,
         s.devices(),
@@ -43,6 +43,12 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
         },
         sc.client.bench_version,
         out.stats.steps,
+        // Under DP attention a step is one lockstep of every rank; the parts count each rank's.
+        if s.dp_attention && s.dp > 1 {
+            "rank-steps: "
+        } else {
+            ""
+        },
         out.stats.sched.prefill_steps,
         out.stats.sched.decode_steps,
         out.stats.sched.retractions,

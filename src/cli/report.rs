@@ -59,7 +59,7 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
             (None, None) => unreachable!("clap requires one source"),
         }
     };
-    std::fs::write(&a.out, page).map_err(|e| Error::io(&a.out, e))?;
+    std::fs::write(&a.out, page).map_err(|e| Error::io_write(&a.out, e))?;
     super::print::emit(out, &format!("servesim report: {}\n", a.out.display()))
 }
 

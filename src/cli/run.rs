@@ -227,7 +227,7 @@ fn append(path: &std::path::Path, line: &str) -> Result<()> {
         .append(true)
         .open(path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
-        .map_err(|e| crate::error::Error::io(path, e))
+        .map_err(|e| crate::error::Error::io_write(path, e))
 }
 
 /// servesim's own derived facts, for the JSON report.

@@ -56,7 +56,7 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(path) = &a.update_readme {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let new = replace_readme_section(&text, &readme_markdown(&v))?;
-        std::fs::write(path, new).map_err(|e| Error::io(path, e))?;
+        std::fs::write(path, new).map_err(|e| Error::io_write(path, e))?;
         eprintln!(
             "{}: accuracy section updated ({} runs)",
             path.display(),
@@ -75,7 +75,7 @@ pub fn validate(a: &ValidateArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The default manifest: the first existing of the places `--manifest`'s help lists.
-fn default_manifest() -> Result<PathBuf> {
+pub(super) fn default_manifest() -> Result<PathBuf> {
     let candidates: Vec<PathBuf> = std::env::var_os("SERVESIM_VALIDATION_DIR")
         .map(|d| PathBuf::from(d).join("manifest.yaml"))
         .into_iter()

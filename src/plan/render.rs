@@ -65,8 +65,17 @@ pub fn why_not(c: &Candidate, best: Option<&Candidate>, goal: Goal) -> String {
     };
     if let Some(sat) = s.saturation.as_ref().filter(|p| !p.meets_slos()) {
         let cap = c.deployment.as_ref().and_then(|d| d.max_concurrency);
+        // Below the target's rate the capacity is the first reason; the SLO miss comes second.
+        let below = match goal {
+            Goal::TargetRate(t) if t > s.capacity_rps => format!(
+                "saturates at {} req/s, below the {} req/s target; and ",
+                fmt_rate(s.capacity_rps),
+                fmt_rate(t)
+            ),
+            _ => String::new(),
+        };
         return format!(
-            "with the cap full (closed loop at max-concurrency {}): {}",
+            "{below}with the cap full (closed loop at max-concurrency {}): {}",
             cap.map_or("-".into(), |m| m.to_string()),
             sat.why()
         );
@@ -188,8 +197,10 @@ pub fn table(p: &Plan) -> Table {
                 c.search
                     .as_ref()
                     .map_or("-".into(), |s| fmt_rate(s.capacity_rps)),
+                // "-": no rate was searched (the closed loop missed the SLOs or served nothing).
                 c.search
                     .as_ref()
+                    .filter(|s| s.saturation_ok() && s.capacity_rps > 0.0)
                     .map_or("-".into(), |s| fmt_rate(s.max_rate)),
                 probe.map_or("-".into(), |p| ms(p.p99_ttft_ms)),
                 probe.map_or("-".into(), |p| ms(p.p99_tpot_ms)),

@@ -274,13 +274,13 @@ pub fn charts(samples: &[Sample]) -> Vec<(&'static str, LineChart)> {
 /// Writes the CSV to `csv_path` and the charts to `plot_dir/<stem>.svg`, each if given.
 pub fn write(samples: &[Sample], csv_path: Option<&Path>, plot_dir: Option<&Path>) -> Result<()> {
     if let Some(p) = csv_path {
-        std::fs::write(p, csv(samples)).map_err(|e| Error::io(p, e))?;
+        std::fs::write(p, csv(samples)).map_err(|e| Error::io_write(p, e))?;
     }
     if let Some(dir) = plot_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io_write(dir, e))?;
         for (stem, c) in charts(samples) {
             let p = dir.join(format!("{stem}.svg"));
-            std::fs::write(&p, c.svg()).map_err(|e| Error::io(&p, e))?;
+            std::fs::write(&p, c.svg()).map_err(|e| Error::io_write(&p, e))?;
         }
     }
     Ok(())

@@ -62,7 +62,11 @@ fn lengths(sc: &Scenario) -> (f64, f64, f64, f64) {
         "sharegpt" | "trace" => (1024.0, c.sharegpt_output_len.unwrap_or(1024) as f64),
         _ => {
             let mean = (1.0 + c.random_range_ratio.clamp(0.0, 1.0)) / 2.0;
-            let (i, o) = (c.random_input_len as f64, c.random_output_len as f64);
+            // A request past the context length is refused before it runs (`sanity`): it
+            // costs no steps, so its lengths count only up to the context.
+            let ctx = sc.server.context_length as f64;
+            let i = (c.random_input_len as f64).min(ctx);
+            let o = (c.random_output_len as f64).min(ctx - i);
             return (n, n * i * mean, n * o * mean, n * o);
         }
     };

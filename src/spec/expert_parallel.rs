@@ -277,6 +277,9 @@ impl ExpertParallel {
                 ),
             ));
         }
+        if f.ep_size == Some(0) {
+            return Err(bad("--ep-size", "must be at least 1, got 0"));
+        }
         // DeepEP and --enable-ep-moe override --ep-size with the TP size.
         let ep_size = if deepep || f.enable_ep_moe {
             tp

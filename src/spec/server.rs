@@ -340,8 +340,9 @@ impl ServerConfig {
             // graph batch slot from 0.5.3): the real server fails the same way, so say which flag.
             let hint = if flags.mem_fraction_static.is_none() {
                 "; that fraction is SGLang's own default for this deployment (the real server \
-                 would fail too): pass --mem-fraction-static, or a smaller --cuda-graph-max-bs \
-                 where DP attention reserves graph memory per rank"
+                 would fail too): its reserve grows with --chunked-prefill-size (1.5 MiB a token \
+                 from 0.5.3) and --cuda-graph-max-bs (per rank under DP attention); lower those \
+                 or pass --mem-fraction-static"
             } else {
                 ""
             };

@@ -119,7 +119,8 @@ pub struct ServerFlags {
     /// Server engine: sglang (default) or vllm (`--backend vllm` alone also selects vllm).
     #[arg(long)]
     pub engine: Option<String>,
-    /// vLLM version whose defaults and scheduler rules apply (engine vllm; default 0.11.0).
+    /// vLLM version whose defaults and scheduler rules apply (engine vllm; default 0.33.0, the
+    /// newest modelled).
     #[arg(long)]
     pub vllm_version: Option<Version>,
     /// vLLM: cap on running requests (default by version and GPU memory).

@@ -35,8 +35,9 @@ pub struct ScenarioFlags {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ClientFlags {
     /// sglang (native /generate, ITL split over merged chunks), sglang-native, sglang-oai
-    /// (/v1/completions) or sglang-oai-chat; bench_serving's other backends (vllm, lmdeploy,
-    /// trt, ...) drive other servers and are refused.
+    /// (/v1/completions) or sglang-oai-chat; vllm / vllm-chat drive a vLLM server (the vLLM
+    /// engine, unless --engine says otherwise); the other servers' backends (lmdeploy, trt,
+    /// ...) are refused.
     #[arg(long)]
     pub backend: Option<String>,
     /// random (default here), random-ids, sharegpt, generated-shared-prefix, or trace.

@@ -60,12 +60,12 @@ impl Sweep {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    std::fs::write(path, text).map_err(|e| Error::io_write(path, e))
 }
 
 /// Writes sweep.json, sweep.csv and (with `charts`) the SVG charts into `dir`.
 pub fn write_outputs(f: &SweepFile, dir: &Path, charts: bool) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io_write(dir, e))?;
     write(&dir.join("sweep.json"), &f.to_json())?;
     write(&dir.join("sweep.csv"), &f.to_csv())?;
     write(&dir.join("frontier.json"), &frontier_json(f))?;

@@ -57,6 +57,7 @@ pub fn count_pairs(
     };
     let tok_bytes = std::fs::read(&tok_path).map_err(|e| Error::Io {
         path: tok_path.clone(),
+        op: "read",
         reason: format!(
             "{e} (--tokenizer takes a local tokenizer.json or a directory holding one; \
                  servesim downloads nothing)"
