@@ -137,3 +137,28 @@ fn gpt_oss_120b_on_one_h100_under_a_bare_pip_install_has_no_room_as_logged() {
     // 14 B per logit is 2.68 GiB, not 5.4–7.7.
     assert!(c.vllm.unwrap().kv_cache_bytes > 2.0 * GIB);
 }
+
+#[test]
+fn v0_profile_peak_follows_the_token_budget_as_logged() {
+    // vllm-project/vllm#10517 (V0 0.6.4, one RTX 3090, Llama-3.1-8B-Instruct, "Loading model
+    // weights took 14.9888 GB"), three --max-model-len values. V0 profiles max(max_model_len,
+    // 2048) tokens without chunked prefill (≤ 32K), 512 with it (above 32K, ≤ 0.6.4):
+    //   20k: "peak_torch_memory=17.06GiB" → 2.07 GiB of activations;
+    //   29k: "peak_torch_memory=17.98GiB" → 2.99 GiB;
+    //   35k: "peak_torch_memory=15.05GiB" → 0.06 GiB (256 sequences' bf16 logits).
+    // The GPU only sets the totals, which this term does not read: an H100 profile stands in.
+    let peak = |len: u64| {
+        let c = vllm_run("h100-sxm5-80gb", "llama-3.1-8b", "0.6.4", Some(len));
+        c.vllm.unwrap().activation_peak_bytes / GIB
+    };
+    // The forward's live set per token (2 B × (2·4096 + 48·128 + 3·14336) = 114,688 B) within
+    // 5%: the logged peaks and weights are rounded to 0.01 GiB, and norms, rotary tables and
+    // attention workspaces are not in the live set.
+    for (len, logged) in [(20_000, 2.07), (29_000, 2.99)] {
+        let p = peak(len);
+        assert!((p / logged - 1.0).abs() < 0.05, "{len}: {p} vs {logged}");
+    }
+    // At 512 tokens the logits of 256 sequences dominate: 256 × 128,256 × 2 B = 0.061 GiB.
+    let p = peak(35_000);
+    assert!((p - 0.06).abs() <= 0.01, "{p} vs 0.06");
+}

@@ -48,6 +48,11 @@ pub const CUDAGRAPH_ESTIMATE_BYTES: f64 = 0.5 * GIB;
 /// vocabulary instead (`apply_top_k_top_p`, 28–40 B per entry: not modelled; the gpt-oss-120b
 /// H100 logs of vllm#23278 and #27508 are that path).
 pub const SAMPLER_BYTES_PER_LOGIT: f64 = 14.0;
+/// V0's (0.6–0.7) profile-run peak per (sequence × vocabulary entry): the bf16 logits only.
+/// Logged: Llama-3.1-8B, 0.6.4, chunked prefill on (512 tokens over 256 sequences),
+/// "peak_torch_memory=15.05GiB" after "Loading model weights took 14.9888 GB": 0.06 GiB, the
+/// size of 256 × 128,256 bf16 logits (vllm-project/vllm#10517). V0's sampler code was not read.
+pub const V0_SAMPLER_BYTES_PER_LOGIT: f64 = 2.0;
 
 /// Peak torch memory of vLLM's profile run (`profile_run`: one forward of
 /// `max_num_batched_tokens` tokens over `min(max_num_seqs, max_num_batched_tokens)`
@@ -55,8 +60,14 @@ pub const SAMPLER_BYTES_PER_LOGIT: f64 = 14.0;
 /// live activations in bf16 (hidden and residual, the fused QKV output, the MLP's gate/up
 /// output and its activation) per token, or the sampler's [`SAMPLER_BYTES_PER_LOGIT`] over
 /// every sequence's full vocabulary (the logits are gathered to every TP rank), whichever is
-/// larger.
-pub fn activation_peak_bytes(model: &ModelSpec, tp: u64, mnbt: u64, max_num_seqs: u64) -> f64 {
+/// larger. V0 keeps only the bf16 logits ([`V0_SAMPLER_BYTES_PER_LOGIT`]).
+pub fn activation_peak_bytes(
+    model: &ModelSpec,
+    tp: u64,
+    mnbt: u64,
+    max_num_seqs: u64,
+    v0: bool,
+) -> f64 {
     let tp = tp.max(1) as f64;
     let h = model.hidden_size as f64;
     let qkv = (model.num_attention_heads + 2 * model.num_kv_heads) as f64 * model.head_dim as f64;
@@ -71,7 +82,12 @@ pub fn activation_peak_bytes(model: &ModelSpec, tp: u64, mnbt: u64, max_num_seqs
     let per_token = 2.0 * (2.0 * h + qkv / tp + mlp);
     let forward = mnbt as f64 * per_token;
     let seqs = max_num_seqs.min(mnbt) as f64;
-    let sampler = seqs * model.vocab_size as f64 * SAMPLER_BYTES_PER_LOGIT;
+    let per_logit = if v0 {
+        V0_SAMPLER_BYTES_PER_LOGIT
+    } else {
+        SAMPLER_BYTES_PER_LOGIT
+    };
+    let sampler = seqs * model.vocab_size as f64 * per_logit;
     forward.max(sampler)
 }
 
@@ -341,7 +357,7 @@ pub fn resolve(
         });
     let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(tp, kv_dtype);
     let requested_bytes = total_bytes * util;
-    let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs);
+    let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs, v0);
     let non_torch = NON_TORCH_BYTES + if tp > 1 { NON_TORCH_TP_BYTES } else { 0.0 };
     let cudagraph = if version >= defaults::CUDAGRAPH_MEMORY_DEDUCTED_SINCE && !flags.enforce_eager
     {
