@@ -3,10 +3,12 @@
 //! does, the token budget shared by decodes and a chunked prefill in one step, the
 //! preemption victim (the last admitted running request, requeued at the front) and its
 //! recompute, `max_num_seqs`, and whole runs through the event loop. V0 (before 0.8) in
-//! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`.
+//! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`; the KV budget
+//! against real start-up logs in `logged_memory.rs`.
 #[path = "../common/mod.rs"]
 mod common;
 mod hybrid;
+mod logged_memory;
 mod rules;
 mod v0;
 
@@ -82,13 +84,14 @@ fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
     // Weights: 8,030,261,248 parameters in bf16 (embedding and LM head untied).
     let weights = c.weight_bytes_per_rank;
     assert!((weights / 2.0 - 8.03e9).abs() < 0.01e9, "{weights}");
-    // Profile-run peak: the sampler's float32 logits + probabilities of min(1024, 8192)
-    // sequences × 128256 vocab × 8 B = 1,050,673,152 B, above the forward's 8192 tokens ×
-    // 2 B × (2·4096 + 48·128 + 3·14336) = 939,524,096 B.
-    let activation = 1024.0 * 128256.0 * 8.0;
+    // Profile-run peak: the dummy sampler over min(1024, 8192) sequences × 128256 vocab × 14 B
+    // (bf16 logits 2, their float32 copy 4, FlashInfer's top-k-masked copy 4 and its softmax
+    // 4) = 1,838,678,016 B, above the forward's 8192 tokens × 2 B × (2·4096 + 48·128 +
+    // 3·14336) = 939,524,096 B.
+    let activation = 1024.0 * 128256.0 * 14.0;
     assert_eq!(v.activation_peak_bytes, activation);
-    // Non-torch memory 0.5 GiB; no CUDA-graph estimate before 0.20.
-    let kv = requested - weights - activation - 512.0 * MIB;
+    // Non-torch memory 0.25 GiB; no CUDA-graph estimate before 0.20.
+    let kv = requested - weights - activation - 256.0 * MIB;
     // One block: 16 tokens × 32 layers × 2 (K, V) × 8 KV heads × 128 × 2 B = 2 MiB.
     let blocks = (kv / (2.0 * MIB)).floor() as u64;
     assert_eq!(v.num_gpu_blocks, blocks);
@@ -98,7 +101,7 @@ fn kv_cache_is_sized_as_vllm_sizes_it_by_hand() {
 
     // 0.20+: utilization 0.92 and the CUDA-graph estimate (0.5 GiB) come off too.
     let n = llama_8b_on_h100("0.20.0");
-    let kv20 = 81559.0 * MIB * 0.92 - weights - activation - 1024.0 * MIB;
+    let kv20 = 81559.0 * MIB * 0.92 - weights - activation - 768.0 * MIB;
     assert_eq!(
         n.vllm.unwrap().num_gpu_blocks,
         (kv20 / (2.0 * MIB)).floor() as u64
@@ -136,25 +139,25 @@ fn qwen3_32b_on_one_h100_gets_less_kv_than_on_one_a100_and_cannot_hold_40960_by_
     let weights = h.weight_bytes_per_rank;
     assert!((weights / 2.0 - 32.762e9).abs() < 0.01e9, "{weights}");
     assert_eq!(a.weight_bytes_per_rank, weights);
-    // Profile-run peak: the forward's tokens × 2 B × (2·5120 + 80·128 + 3·25600) = 194,560 B
-    // per token, above the sampler's min(seqs, tokens) × 151936 × 8 B on both GPUs.
-    let (h_peak, a_peak) = (8192.0 * 194_560.0, 2048.0 * 194_560.0);
-    assert!(h_peak > 1024.0 * 151_936.0 * 8.0 && a_peak > 256.0 * 151_936.0 * 8.0);
+    // Profile-run peak: the dummy sampler's min(seqs, tokens) × 151936 vocab × 14 B, above the
+    // forward's tokens × 2 B × (2·5120 + 80·128 + 3·25600) = 194,560 B per token on both GPUs.
+    let (h_peak, a_peak) = (1024.0 * 151_936.0 * 14.0, 256.0 * 151_936.0 * 14.0);
+    assert!(h_peak > 8192.0 * 194_560.0 && a_peak > 2048.0 * 194_560.0);
     assert_eq!(hv.activation_peak_bytes, h_peak);
     assert_eq!(av.activation_peak_bytes, a_peak);
-    // One block: 16 tokens × 64 layers × 2 × 8 KV heads × 128 × 2 B = 4 MiB.
+    // One block: 16 tokens × 64 layers × 2 × 8 KV heads × 128 × 2 B = 4 MiB; non-torch 0.25 GiB.
     let blocks = |total_mib: f64, peak: f64| {
-        ((total_mib * MIB * 0.90 - weights - peak - 512.0 * MIB) / (4.0 * MIB)).floor() as u64
+        ((total_mib * MIB * 0.90 - weights - peak - 256.0 * MIB) / (4.0 * MIB)).floor() as u64
     };
     assert_eq!(hv.num_gpu_blocks, blocks(81559.0, h_peak));
     assert_eq!(av.num_gpu_blocks, blocks(81920.0, a_peak));
-    // By hand: H100 (71.68 − 61.02 − 1.48 − 0.5) GiB = 8.67 GiB → 2220 blocks, 35,504 tokens
-    // (the null block is not usable); A100 (72.0 − 61.02 − 0.37 − 0.5) GiB = 10.10 GiB →
-    // ~2586 blocks, ~41,370 tokens: the H100's larger default budget costs it 1.1 GiB of KV.
-    assert_eq!(hv.num_gpu_blocks, 2220);
-    assert_eq!(h.kv_pool_tokens, 35_504);
+    // By hand: H100 (71.68 − 61.02 − 2.03 − 0.25) GiB = 8.38 GiB → 2145 blocks, 34,304 tokens
+    // (the null block is not usable); A100 (72.0 − 61.02 − 0.51 − 0.25) GiB = 10.22 GiB →
+    // ~2616 blocks, ~41,840 tokens: the H100's 1024 sampled sequences cost it 1.5 GiB of KV.
+    assert_eq!(hv.num_gpu_blocks, 2145);
+    assert_eq!(h.kv_pool_tokens, 34_304);
     assert!(
-        (2585..=2588).contains(&av.num_gpu_blocks),
+        (2614..=2618).contains(&av.num_gpu_blocks),
         "{}",
         av.num_gpu_blocks
     );
@@ -163,7 +166,7 @@ fn qwen3_32b_on_one_h100_gets_less_kv_than_on_one_a100_and_cannot_hold_40960_by_
     let err = qwen3_32b_alone("h100-sxm5-80gb", None)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("(40960)") && err.contains("(35504)"), "{err}");
+    assert!(err.contains("(40960)") && err.contains("(34304)"), "{err}");
     let a40 = qwen3_32b_alone("a100-sxm4-80gb", None).unwrap();
     assert!(a40.kv_pool_tokens >= 40_960, "{}", a40.kv_pool_tokens);
 }

@@ -22,22 +22,52 @@ use crate::error::{Error, Result};
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// Memory outside torch's allocator that grows during the profile run (NCCL buffers, cuBLAS
-/// workspaces: `non_torch_increase`), bytes: an assumption (vLLM logs it per run; typically a
-/// few hundred MiB), plus 0.25 GiB more with TP for NCCL's channels.
-pub const NON_TORCH_BYTES: f64 = 0.5 * GIB;
+/// Memory outside torch's allocator that grows from the worker's start to the end of the profile
+/// run (`MemoryProfilingResult.non_torch_increase`: cuBLAS workspaces, NCCL and custom
+/// all-reduce buffers), bytes, TP 1. Sourced from logged V1 runs on one GPU: 0.07 GiB
+/// ("0.07 GiB for non-torch memory", 0.11.0, H100) and 0.26 GiB ("15.26 GiB for consumed memory
+/// (weights + non-torch)" after "Model loading took 15.0 GiB", 0.31.0, A100, Llama-3.1-8B);
+/// V0 logs of the same measurement 0.08–0.26 GiB ("non_torch_memory takes 0.16GiB", H100,
+/// vllm-project/vllm#12126; validation/vllm/kv-memory-notes.md). Bounds 0.07–0.26 GiB.
+pub const NON_TORCH_BYTES: f64 = 0.25 * GIB;
+/// Extra non-torch memory with TP > 1 (NCCL channels, custom all-reduce IPC buffers): an
+/// assumption (no TP > 1 log of this term on a bundled GPU was found; one B200 TP 4 + EP log
+/// reads 0.95 GiB in all).
 const NON_TORCH_TP_BYTES: f64 = 0.25 * GIB;
 /// `profile_cudagraph_memory()`'s estimate subtracted from 0.20 on, bytes: an assumption
-/// (graph pools are logged at a few hundred MiB to ~1 GiB for full + piecewise capture).
+/// (logged estimates: 0.23 GiB Llama-3.1-8B A100, 0.17 GiB on TP 4 RTX 3090s, 4.99 GiB for a
+/// 106 GiB-per-rank MoE on B200; real graph pools are logged at 0.2–1.9 GiB).
 pub const CUDAGRAPH_ESTIMATE_BYTES: f64 = 0.5 * GIB;
+/// Bytes the profile run's dummy sampler holds per (sequence × vocabulary entry) at its peak:
+/// the bf16 logits of `compute_logits` (2), `Sampler.forward`'s float32 copy (4, divided by
+/// the temperature in place), then FlashInfer's `top_k_top_p_sampling_from_logits`, which
+/// masks the top-k into a new float32 tensor (4) and takes its softmax (4) while the others
+/// are alive (`_dummy_sampler_run` sets top_k = vocab − 1, top_p = 0.9; read in the 0.11.0 and
+/// 0.31.0 wheels). FlashInfer is assumed present: vLLM's CUDA images build it and 0.31.0
+/// requires `flashinfer-python`; a bare pip install of 0.11 (where it is an extra) sorts the
+/// vocabulary instead (`apply_top_k_top_p`, 28–40 B per entry: not modelled; the gpt-oss-120b
+/// H100 logs of vllm#23278 and #27508 are that path).
+pub const SAMPLER_BYTES_PER_LOGIT: f64 = 14.0;
+/// V0's (0.6–0.7) profile-run peak per (sequence × vocabulary entry): the bf16 logits only.
+/// Logged: Llama-3.1-8B, 0.6.4, chunked prefill on (512 tokens over 256 sequences),
+/// "peak_torch_memory=15.05GiB" after "Loading model weights took 14.9888 GB": 0.06 GiB, the
+/// size of 256 × 128,256 bf16 logits (vllm-project/vllm#10517). V0's sampler code was not read.
+pub const V0_SAMPLER_BYTES_PER_LOGIT: f64 = 2.0;
 
 /// Peak torch memory of vLLM's profile run (`profile_run`: one forward of
 /// `max_num_batched_tokens` tokens over `min(max_num_seqs, max_num_batched_tokens)`
-/// sequences, then the sampler), bytes per rank: the widest layer's live activations in bf16
-/// (hidden and residual, the fused QKV output, the MLP's gate/up output and its activation)
-/// per token, or the float32 logits (and their probabilities) of every sequence, whichever is
-/// larger.
-pub fn activation_peak_bytes(model: &ModelSpec, tp: u64, mnbt: u64, max_num_seqs: u64) -> f64 {
+/// sequences, then the sampler on their last tokens), bytes per rank: the widest layer's
+/// live activations in bf16 (hidden and residual, the fused QKV output, the MLP's gate/up
+/// output and its activation) per token, or the sampler's [`SAMPLER_BYTES_PER_LOGIT`] over
+/// every sequence's full vocabulary (the logits are gathered to every TP rank), whichever is
+/// larger. V0 keeps only the bf16 logits ([`V0_SAMPLER_BYTES_PER_LOGIT`]).
+pub fn activation_peak_bytes(
+    model: &ModelSpec,
+    tp: u64,
+    mnbt: u64,
+    max_num_seqs: u64,
+    v0: bool,
+) -> f64 {
     let tp = tp.max(1) as f64;
     let h = model.hidden_size as f64;
     let qkv = (model.num_attention_heads + 2 * model.num_kv_heads) as f64 * model.head_dim as f64;
@@ -52,7 +82,12 @@ pub fn activation_peak_bytes(model: &ModelSpec, tp: u64, mnbt: u64, max_num_seqs
     let per_token = 2.0 * (2.0 * h + qkv / tp + mlp);
     let forward = mnbt as f64 * per_token;
     let seqs = max_num_seqs.min(mnbt) as f64;
-    let sampler = seqs * model.vocab_size as f64 * 4.0 * 2.0;
+    let per_logit = if v0 {
+        V0_SAMPLER_BYTES_PER_LOGIT
+    } else {
+        SAMPLER_BYTES_PER_LOGIT
+    };
+    let sampler = seqs * model.vocab_size as f64 * per_logit;
     forward.max(sampler)
 }
 
@@ -322,7 +357,7 @@ pub fn resolve(
         });
     let kv_bytes_per_token = model.kv_bytes_per_token_per_rank(tp, kv_dtype);
     let requested_bytes = total_bytes * util;
-    let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs);
+    let activation = activation_peak_bytes(model, tp, mnbt, max_num_seqs, v0);
     let non_torch = NON_TORCH_BYTES + if tp > 1 { NON_TORCH_TP_BYTES } else { 0.0 };
     let cudagraph = if version >= defaults::CUDAGRAPH_MEMORY_DEDUCTED_SINCE && !flags.enforce_eager
     {
