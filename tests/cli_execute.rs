@@ -234,7 +234,7 @@ fn a_pasted_bench_serving_command_runs_with_bench_servings_defaults() {
     assert_eq!(e.code, 2);
     assert!(
         e.message
-            .contains("neither `python -m sglang.bench_serving`"),
+            .contains("runs none of `python -m sglang.bench_serving`"),
         "{e}"
     );
     let e = exec(&[

@@ -439,7 +439,7 @@ fn pd_launch_commands_name_every_server_and_the_router() {
 }
 
 const EXPECT_PREFILL_0: &str = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 1 --attention-backend fa3 --mem-fraction-static 0.835 --chunked-prefill-size 8192 --max-prefill-tokens 16384 --max-running-requests 2048 --max-total-tokens 415121 --page-size 1 --schedule-policy fcfs --disable-cuda-graph --disaggregation-mode prefill --disaggregation-transfer-backend mooncake --host PREFILL_0_IP --port 30000 --disaggregation-bootstrap-port 8998 --disaggregation-decode-tp 2 --disaggregation-decode-dp 1";
-const EXPECT_DECODE_0: &str = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 2 --attention-backend fa3 --mem-fraction-static 0.834 --chunked-prefill-size 8192 --max-prefill-tokens 16384 --max-running-requests 64 --max-total-tokens 941930 --page-size 1 --schedule-policy fcfs --cuda-graph-max-bs 64 --disable-radix-cache --disaggregation-mode decode --disaggregation-transfer-backend mooncake --host DECODE_0_IP --port 30000";
+const EXPECT_DECODE_0: &str = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 2 --attention-backend fa3 --mem-fraction-static 0.834 --chunked-prefill-size 8192 --max-prefill-tokens 16384 --max-running-requests 64 --max-total-tokens 935085 --page-size 1 --schedule-policy fcfs --cuda-graph-max-bs 64 --disable-radix-cache --disaggregation-mode decode --disaggregation-transfer-backend mooncake --host DECODE_0_IP --port 30000";
 
 #[test]
 fn pd_rules_follow_the_sglang_version() {

@@ -94,9 +94,6 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     a.vllm_bench.check(sc.client.kind.is_vllm())?;
     let wall = Instant::now();
     if sc.client.kind.is_vllm() {
-        if let Some(note) = a.vllm_bench.eos_note() {
-            eprintln!("note: {note}");
-        }
         return run_vllm_client(a, &sc, out_w, wall);
     }
     let pb = super::print::spinner(a.output_format == "json", "simulating");
@@ -159,7 +156,12 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
 /// `run` with vLLM's client: its block (after servesim's preamble) or its `--save-result` JSON.
 fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Instant) -> Result<()> {
     let v = crate::simulation::vllm::run_vllm(sc)?;
-    for note in &v.output.notes {
+    for note in a
+        .vllm_bench
+        .eos_note()
+        .into_iter()
+        .chain(v.output.notes.iter().map(String::as_str))
+    {
         eprintln!("note: {note}");
     }
     let wall_s = wall.elapsed().as_secs_f64();
