@@ -246,7 +246,7 @@ fn a_pasted_bench_serving_command_runs_with_bench_servings_defaults() {
     assert_eq!(
         e.message,
         "error: --disable-stream: field `disable_stream`: changes what bench_serving measures \
-         in a way servesim does not model; remove it (or give bench_serving's default)"
+         in a way servesim does not model; remove it (or give the client's default)"
     );
     // bench_serving's `--backend vllm` drives a vLLM server: the vLLM engine is simulated.
     let out = exec(&["run", "--backend", "vllm", "--num-prompts", "8"]).expect("runs");

@@ -208,14 +208,22 @@ impl RefusedBenchFlags {
                     .is_some_and(|d| d != "uniform"),
             ),
         ];
-        match set.iter().find(|(_, on)| *on) {
-            Some((flag, _)) => Err(Error::invalid(
-                *flag,
-                flag.trim_start_matches('-').replace('-', "_"),
-                "changes what bench_serving measures in a way servesim does not model; \
-                 remove it (or give bench_serving's default)",
-            )),
-            None => Ok(()),
-        }
+        refuse_first(&set, "bench_serving")
+    }
+}
+
+/// An error naming the first flag of `set` that is on: it changes what `client` measures in a
+/// way servesim does not model.
+pub(super) fn refuse_first(set: &[(&str, bool)], client: &str) -> Result<()> {
+    match set.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(Error::invalid(
+            *flag,
+            flag.trim_start_matches('-').replace('-', "_"),
+            format!(
+                "changes what {client} measures in a way servesim does not model; remove it (or \
+                 give the client's default)"
+            ),
+        )),
+        None => Ok(()),
     }
 }

@@ -118,3 +118,28 @@ pub fn progress_bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
     pb.enable_steady_tick(std::time::Duration::from_millis(500));
     pb
 }
+
+/// Refuses an output file `flag` names that cannot be written: a directory, or a file in a
+/// directory that does not exist.
+pub fn check_output_file(flag: &str, path: &std::path::Path) -> crate::error::Result<()> {
+    let field = flag.trim_start_matches('-').replace('-', "_");
+    if path.is_dir() {
+        return Err(crate::error::Error::invalid(
+            flag,
+            field,
+            format!("`{}` is a directory; name a file", path.display()),
+        ));
+    }
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(crate::error::Error::invalid(
+            flag,
+            field,
+            format!(
+                "`{}`: its directory `{}` does not exist",
+                path.display(),
+                dir.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}

@@ -80,6 +80,13 @@ pub struct OutputFileArgs {
 
 pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     a.refused.check()?;
+    // Output paths are checked before the simulation, not after it.
+    if let Some(p) = &a.output_file.output_file {
+        super::print::check_output_file("--output-file", p)?;
+    }
+    if let Some(p) = &a.sim.timeline {
+        super::print::check_output_file("--timeline", p)?;
+    }
     let sc = super::scenario(a.scenario.as_deref(), &a.flags, &a.sim)?;
     if !["text", "json"].contains(&a.output_format.as_str()) {
         return Err(crate::error::Error::Unknown {

@@ -89,14 +89,7 @@ impl VllmBenchFlags {
                 self.probe_request_rate.is_some_and(|r| r != 0.0),
             ),
         ];
-        if let Some((flag, _)) = refused.iter().find(|(_, on)| *on) {
-            return Err(Error::invalid(
-                *flag,
-                flag.trim_start_matches('-').replace('-', "_"),
-                "changes what vllm bench serve measures in a way servesim does not model; \
-                 remove it (or give the client's default)",
-            ));
-        }
+        super::bench_compat::refuse_first(&refused, "vllm bench serve")?;
         if !vllm_client && *self != VllmBenchFlags::default() {
             return Err(Error::invalid(
                 "--client",

@@ -1,0 +1,171 @@
+//! Newer clients' command lines and the caveats a run prints: `vllm bench serve`'s own flags
+//! under `--client vllm` (vLLM's `vllm/benchmarks/serve.py` argparse), pasted `vllm bench serve`
+//! and `python -m sglang.benchmark.serving` commands (SGLang 0.5.15+ moved bench_serving there),
+//! and the `note:` lines for an uncalibrated profile and an assumed speculative accept length.
+mod common;
+
+use common::{fails_with, servesim, small_h100_run_args, vllm_client_run_args};
+
+/// `Total generated tokens` of a report.
+fn generated(out: &str) -> u64 {
+    out.lines()
+        .find(|l| l.starts_with("Total generated tokens:"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no generated-token line in {out}"))
+}
+
+#[test]
+fn vllm_bench_serve_flags_are_accepted_ignored_or_refused_by_name() {
+    // No effect on a simulation: the report is the same with them.
+    let (code, plain, err) = servesim(&vllm_client_run_args(&["--ignore-eos"]));
+    assert_eq!(code, 0, "{err}");
+    let (code, with, err) = servesim(&vllm_client_run_args(&[
+        "--ignore-eos",
+        "--endpoint",
+        "/v1/completions",
+        "--save-result",
+        "--result-dir",
+        "out",
+        "--num-warmups",
+        "2",
+        "--temperature",
+        "0",
+        "--top-k",
+        "1",
+        "--label",
+        "x",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(plain, with);
+    // --ignore-eos is the simulated behaviour; without it the run says what a real server does.
+    let (_, _, err_eos) = servesim(&vllm_client_run_args(&["--ignore-eos"]));
+    assert!(!err_eos.contains("without --ignore-eos"), "{err_eos}");
+    let (_, _, err_no) = servesim(&vllm_client_run_args(&[]));
+    assert!(
+        err_no.contains("note: vllm bench serve without --ignore-eos"),
+        "{err_no}"
+    );
+    // Unmodelled, refused by name; and vLLM-only flags need --client vllm.
+    for (flag, value) in [
+        ("--use-beam-search", None),
+        ("--logprobs", Some("1")),
+        ("--lora-modules", Some("a")),
+        ("--probe-request-rate", Some("2")),
+    ] {
+        let mut extra = vec![flag];
+        extra.extend(value);
+        fails_with(&vllm_client_run_args(&extra), &[flag, "vllm bench serve"]);
+    }
+    fails_with(
+        &small_h100_run_args(&["--num-prompts", "4", "--ignore-eos"]),
+        &["--client vllm", "--disable-ignore-eos"],
+    );
+}
+
+#[test]
+fn a_pasted_vllm_bench_serve_takes_vllms_defaults() {
+    // vLLM's client: `--dataset-name` random, `--random-output-len` 128 at range ratio 0
+    // (`RandomDataset.DEFAULT_OUTPUT_LEN`, `vllm/benchmarks/datasets.py`), so 10 prompts under
+    // ignore_eos generate exactly 1280 tokens.
+    let (code, out, err) = servesim(&[
+        "run",
+        "--",
+        "vllm bench serve --model Qwen/Qwen3-8B --num-prompts 10 --ignore-eos",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("vllm bench serve"), "{out}");
+    assert_eq!(generated(&out), 1280);
+}
+
+#[test]
+fn sglang_benchmark_serving_pastes_as_bench_serving() {
+    let cmd = |module: &str| {
+        format!(
+            "python -m {module} --backend sglang --dataset-name random --num-prompts 12 \
+             --random-input-len 256 --random-output-len 32 --ready-check-timeout-sec 60"
+        )
+    };
+    let (code, old, err) = servesim(&["run", "--", &cmd("sglang.bench_serving")]);
+    assert_eq!(code, 0, "{err}");
+    let (code, new, err) = servesim(&["run", "--", &cmd("sglang.benchmark.serving")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(old, new);
+    // 0.5.23's Rust client parses streams on its own threads: not the modelled client.
+    fails_with(
+        &small_h100_run_args(&["--num-prompts", "4", "--rust-client"]),
+        &["--rust-client", "bench_serving"],
+    );
+}
+
+#[test]
+fn runs_say_when_a_profile_is_uncalibrated_or_an_accept_length_is_assumed() {
+    // b200's profile says `calibration: datasheet defaults; not fitted`; h100's is fitted.
+    let (code, _, err) = servesim(&[
+        "run",
+        "--hardware",
+        "b200-sxm-180gb",
+        "--model",
+        "qwen3-8b",
+        "--num-prompts",
+        "8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("b200-sxm-180gb is not calibrated"), "{err}");
+    let (_, _, err) = servesim(&small_h100_run_args(&["--num-prompts", "8"]));
+    assert!(!err.contains("not calibrated"), "{err}");
+    // An EAGLE3 run without --speculative-accept-length runs on servesim's default.
+    let spec = [
+        "--model",
+        "qwen3-8b",
+        "--max-concurrency",
+        "4",
+        "--num-prompts",
+        "8",
+        "--speculative-algorithm",
+        "EAGLE3",
+        "--speculative-draft-model-path",
+        "qwen3-8b-eagle3",
+    ];
+    let mut args = vec!["run"];
+    args.extend(spec);
+    let (code, _, err) = servesim(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("accept length") && err.contains("is assumed"),
+        "{err}"
+    );
+    args.extend(["--speculative-accept-length", "3.0"]);
+    let (code, _, err) = servesim(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("is assumed"), "{err}");
+}
+
+#[test]
+fn write_failures_and_unknown_names_say_what_failed() {
+    fails_with(
+        &small_h100_run_args(&[
+            "--num-prompts",
+            "4",
+            "--output-file",
+            "/nonexistent-dir/r.jsonl",
+        ]),
+        &["--output-file", "/nonexistent-dir", "does not exist"],
+    );
+    fails_with(
+        &["calibrate", "--profile", "nosuch"],
+        &["unknown hardware profile `nosuch`", "h100-sxm5-80gb"],
+    );
+    fails_with(
+        &[
+            "run",
+            "--model",
+            "qwen3-30b-a3b",
+            "--tp",
+            "2",
+            "--ep-size",
+            "0",
+        ],
+        &["--ep-size", "at least 1"],
+    );
+}
