@@ -378,8 +378,27 @@ pub fn resolve(
         None if kv_cache_bytes > 0.0 => (kv_cache_bytes / block_bytes).floor() as u64,
         None => 0,
     };
-    let num_gpu_blocks = positive("--num-gpu-blocks-override", flags.num_gpu_blocks_override)?
-        .unwrap_or(profiled_blocks);
+    let overridden = positive("--num-gpu-blocks-override", flags.num_gpu_blocks_override)?;
+    if let Some(n) = overridden {
+        // vLLM allocates the overridden count as is: past the budget the allocation fails.
+        if n <= 1 || n > profiled_blocks.max(1) {
+            return Err(Error::invalid(
+                "--num-gpu-blocks-override",
+                "num_gpu_blocks_override",
+                if n <= 1 {
+                    format!("{n} leaves no usable block (V1 keeps one as its null block): give at least 2")
+                } else {
+                    format!(
+                        "{n} blocks need {:.2} GiB of KV per GPU, but the memory budget leaves {:.2} GiB \
+                         ({profiled_blocks} blocks): vLLM would run out of memory allocating them",
+                        n as f64 * block_bytes / GIB,
+                        kv_cache_bytes.max(0.0) / GIB
+                    )
+                },
+            ));
+        }
+    }
+    let num_gpu_blocks = overridden.unwrap_or(profiled_blocks);
     if num_gpu_blocks <= 1 {
         return Err(Error::Impossible(format!(
             "no room for a KV cache: {:.1} GiB × gpu_memory_utilization {util} leaves {:.2} GiB after \
@@ -408,8 +427,12 @@ pub fn resolve(
             .map_or(usable * block_size, |h| h.logged_tokens(usable, block_size));
         return Err(Error::Impossible(format!(
             "the model's max seq len ({max_model_len}) is larger than the maximum number of tokens \
-             that can be stored in KV cache ({stored}); vLLM refuses to start: raise \
-             --gpu-memory-utilization or lower --max-model-len"
+             that can be stored in KV cache ({stored}); vLLM refuses to start: {}",
+            if overridden.is_some() {
+                "raise --num-gpu-blocks-override or lower --max-model-len"
+            } else {
+                "raise --gpu-memory-utilization or lower --max-model-len"
+            }
         )));
     }
     let cfg = VllmConfig {
