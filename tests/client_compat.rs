@@ -168,4 +168,19 @@ fn write_failures_and_unknown_names_say_what_failed() {
         ],
         &["--ep-size", "at least 1"],
     );
+    // vLLM allocates an overridden block count as is: 1 leaves nothing past the null block,
+    // and more than the budget holds would not allocate.
+    for (n, needle) in [("1", "at least 2"), ("10000000000", "run out of memory")] {
+        fails_with(
+            &small_h100_run_args(&[
+                "--engine",
+                "vllm",
+                "--num-prompts",
+                "4",
+                "--num-gpu-blocks-override",
+                n,
+            ]),
+            &["--num-gpu-blocks-override", needle],
+        );
+    }
 }
