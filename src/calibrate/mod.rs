@@ -348,7 +348,7 @@ impl Calibration {
             },
         );
         let calibration = match earlier {
-            Some(e) => format!("{e} || then {this}"),
+            Some(e) => history(e, &this),
             None => this,
         };
         let out = yaml_edit::apply(&self.texts[hw], &edits, Some(&calibration))?;
@@ -484,9 +484,56 @@ pub fn fit_date(explicit: Option<&str>) -> Result<String> {
     Ok(date_from_unix(now))
 }
 
+/// A profile's `calibration:` history with stage `this` appended: an earlier stage that fitted
+/// the same constants on the same runs (a refit of that stage) is dropped, so the line keeps one
+/// entry per distinct stage instead of growing with every refit.
+fn history(earlier: &str, this: &str) -> String {
+    // "on N runs R of M (K constants: ...)": what a stage fitted, on what.
+    let key = |stage: &str| -> Option<String> {
+        let start = stage.find(" on ")?;
+        let end = start + stage[start..].find("constants:")?;
+        let close = end + stage[end..].find(')')?;
+        Some(stage[start..=close].to_string())
+    };
+    let this_key = key(this);
+    let stages: Vec<&str> = earlier.split(" || then ").collect();
+    let mut kept: Vec<&str> = Vec::new();
+    for (i, s) in stages.iter().enumerate() {
+        let k = key(s);
+        let superseded =
+            k.is_some() && (k == this_key || stages[i + 1..].iter().any(|later| key(later) == k));
+        if !superseded {
+            kept.push(s);
+        }
+    }
+    kept.push(this);
+    kept.join(" || then ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refit_stage_replaces_its_earlier_entries_in_the_history() {
+        let joint = |d: &str| {
+            format!("fitted {d} jointly on 18 runs 000..003-15 of m.yaml (2 constants: gemm, memory); loss L")
+        };
+        let goss = |d: &str| {
+            format!("fitted {d} on 8 runs 003-16..003-23 of m.yaml (1 constants: mxfp4_compute); loss L")
+        };
+        let earlier = [joint("d1"), goss("d1"), joint("d2"), goss("d2")].join(" || then ");
+        assert_eq!(
+            history(&earlier, &joint("d3")),
+            [goss("d2"), joint("d3")].join(" || then ")
+        );
+        // A new stage keeps every earlier distinct one.
+        let other = "fitted d3 on 1 runs 000 of m.yaml (1 constants: memory); loss L";
+        assert_eq!(
+            history(&joint("d1"), other),
+            [joint("d1"), other.to_string()].join(" || then ")
+        );
+    }
 
     #[test]
     fn dates() {
