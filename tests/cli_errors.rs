@@ -96,3 +96,18 @@ fn request_longer_than_context_is_reported_failed_like_bench_serving() {
         "{out}"
     );
 }
+
+#[test]
+fn a_sweep_whose_every_point_fails_exits_non_zero() {
+    let dir = std::env::temp_dir().join(format!("servesim-sweep-fail-{}", std::process::id()));
+    let d = dir.to_string_lossy().into_owned();
+    let (code, out, err) =
+        common::servesim(&["sweep", "-o", &d, "--tp", "0", "--num-prompts", "4"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("no point of the sweep could run"), "{err}");
+    // One failing point among good ones is reported, not fatal.
+    let (code, _, err) =
+        common::servesim(&["sweep", "-o", &d, "--tp", "0,1", "--num-prompts", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,6 +2,8 @@
 //! hand-computed numbers, the decode pre-allocation queue when decode is short of capacity,
 //! PD removing colocated prefill stalls from the ITL tail, and the invariants across both
 //! sides (conservation, KV bounds per server, monotonic clock, byte-identical reruns).
+mod common;
+
 use clap::Parser;
 use servesim::metrics::record::RunRecord;
 use servesim::simulation::{run, run_with_record, RunOutput, Scenario};
@@ -518,4 +520,34 @@ fn pd_rules_follow_the_sglang_version() {
     assert_eq!(slots("0.5.13.post1", ""), (32, 64));
     assert_eq!(slots("0.5.14", ""), (32, 0));
     assert_eq!(slots("0.5.14", "--max-running-requests 16"), (16, 32));
+}
+
+#[test]
+fn a_pd_run_header_counts_every_gpu_and_names_no_colocated_server() {
+    let (code, out, err) = common::servesim(&[
+        "run",
+        "--model",
+        "qwen3-32b",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--tp",
+        "2",
+        "--disaggregation",
+        "--prefill-replicas",
+        "1",
+        "--decode-replicas",
+        "1",
+        "--num-prompts",
+        "20",
+        "--request-rate",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // One TP2 prefill server and one TP2 decode server: 4 GPUs, each side's pool in `pd:`.
+    assert!(out.starts_with("pd: 1P1D, 4 GPUs"), "{out}");
+    assert!(
+        out.contains("on 4 × h100-sxm5-80gb (prefill/decode disaggregated)"),
+        "{out}"
+    );
+    assert!(!out.contains("server: max_total_num_tokens"), "{out}");
 }

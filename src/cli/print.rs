@@ -27,15 +27,27 @@ pub fn preamble(sc: &Scenario, out: &RunOutput) -> String {
                 .map_or(String::new(), |p| format!(", {}", p.log_line())),
         ),
     };
+    // Disaggregated: the sides are in the `pd:` line; the shared flags' one-server resolution
+    // would name a server that does not exist.
+    let (devices, server) = match &sc.pd {
+        Some(pd) => (
+            pd.devices(),
+            "one per side, in the `pd:` line above".to_string(),
+        ),
+        None => (s.devices(), server),
+    };
     format!(
-        "servesim: {} on {} × {} (tp {}{}), {engine} defaults, bench_serving {}\n\
+        "servesim: {} on {} × {} ({}{}), {engine} defaults, bench_serving {}\n\
          server: {server}\n\
          sim: {} steps ({}{} prefill, {} decode), {} retractions, peak running {}, radix cache hit rate {:.1}%\n\n\
          #Input tokens: {}\n#Output tokens: {}\n",
         sc.model.name,
-        s.devices(),
+        devices,
         sc.hardware.name,
-        s.tp,
+        match &sc.pd {
+            Some(_) => "prefill/decode disaggregated".to_string(),
+            None => format!("tp {}", s.tp),
+        },
         match (s.dp, s.dp_attention) {
             (1, _) => String::new(),
             (d, true) => format!(", DP attention: {d} ranks of attn_tp {}", s.attn_tp),

@@ -72,7 +72,20 @@ pub fn sweep(a: &SweepArgs, out: &mut dyn Write) -> Result<()> {
     super::print::emit(
         out,
         &format!("{client_line}\n{}", summary(&result, &a.out, charts)),
-    )
+    )?;
+    // A sweep none of whose points ran is a failure for a script too (non-zero exit).
+    match result
+        .rows
+        .iter()
+        .map(|r| r.error.as_deref())
+        .collect::<Option<Vec<_>>>()
+    {
+        Some(errors) if !errors.is_empty() => Err(crate::error::Error::Msg(format!(
+            "no point of the sweep could run (first: {})",
+            errors[0]
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The per-GPU / per-user frontier as a table (cost from the profiles' prices).
