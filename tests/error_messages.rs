@@ -401,7 +401,7 @@ fn misleading_errors_of_issue_14_name_the_flag_and_the_real_limit() {
     fails_exactly(
         &["run", "--request-rate", "1e-9"],
         1,
-        "error: --request-rate: field `request_rate`: 0.000000001 req/s spreads 1000 requests \
+        "error: --request-rate: field `request_rate`: 1.000e-9 req/s spreads 1000 requests \
          over about 1.000e12 s, beyond the simulator's limit of 1125900 s (2^50 ns, 13 days) of \
          arrivals; use a rate of at least 1.78e-3 req/s or fewer --num-prompts",
     );

@@ -65,7 +65,7 @@ pub fn arrival_span(n: usize, rate_per_s: f64, end_ns: u64) -> Result<()> {
         "--request-rate",
         "request_rate",
         format!(
-            "{rate_per_s} req/s spreads {n} requests over about {:.3e} s, beyond the simulator's \
+            "{rate_per_s:.3e} req/s spreads {n} requests over about {:.3e} s, beyond the simulator's \
              limit of {limit_s:.0} s (2^50 ns, 13 days) of arrivals; use a rate of at least \
              {:.2e} req/s or fewer --num-prompts",
             n as f64 / rate_per_s,
