@@ -184,3 +184,28 @@ fn write_failures_and_unknown_names_say_what_failed() {
         );
     }
 }
+
+#[test]
+fn a_run_priced_past_the_measured_grid_says_so() {
+    // A user table with decode attention measured at batch 1 and 2 only: a batch-16 decode
+    // step leaves its grid. The bundled tables cover the same run, and the run says nothing.
+    let base = [
+        "--num-prompts",
+        "40",
+        "--max-concurrency",
+        "16",
+        "--cost-model",
+        "kernels",
+    ];
+    let mut small = base.to_vec();
+    small.extend(["--kernel-db", "tests/fixtures/kernel-db-small"]);
+    let (code, _, err) = servesim(&small_h100_run_args(&small));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("beyond the measured kernel tables (decode: attention)"),
+        "{err}"
+    );
+    let (code, _, err) = servesim(&small_h100_run_args(&base));
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("beyond the measured kernel tables"), "{err}");
+}

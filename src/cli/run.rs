@@ -111,7 +111,8 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     };
     pb.finish_and_clear();
     let (out, details) = result?;
-    for note in &out.notes {
+    let beyond = crate::simulation::caveats::beyond_tables(&sc, &out);
+    for note in out.notes.iter().chain(&beyond) {
         eprintln!("note: {note}");
     }
     let wall_s = wall.elapsed().as_secs_f64();

@@ -1,6 +1,10 @@
 //! One-line caveats a run prints on stderr when a result rests on something the deployment's
-//! own numbers do not decide: a hardware profile no recorded run was fitted on, or a
-//! speculative accept length servesim assumed rather than was given.
+//! own numbers do not decide: a hardware profile no recorded run was fitted on, a speculative
+//! accept length servesim assumed rather than was given, or steps priced beyond the measured
+//! kernel tables.
+use super::{RunOutput, Scenario};
+use crate::cost::breakdown::Component;
+use crate::cost::kernels::explain::EXTRAPOLATED;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::server::ServerConfig;
 
@@ -28,6 +32,35 @@ pub fn assumed_accept_length(server: &ServerConfig) -> Option<String> {
             "speculative accept length {:.2} is assumed, not simulated ({}); a real run's depends \
              on the draft model and the prompts: set --speculative-accept-length",
             s.accept_length, s.accept_source
+        )
+    })
+}
+
+/// "priced beyond the measured tables" when the run's representative decode or prefill step
+/// (`--explain`'s) has a component whose measured grid it left. The LM head is left out: its
+/// vocabulary-wide GEMM lies past the GEMM grid's n for most models, and the curve scales it.
+/// Prices two steps (O(1)); `run` calls it, not the simulation loop.
+pub fn beyond_tables(sc: &Scenario, out: &RunOutput) -> Option<String> {
+    let cost = sc.step_cost().ok()?;
+    let (decode, prefill) = super::explain::representative_shapes(sc, out);
+    let mut parts: Vec<String> = Vec::new();
+    for (name, shape) in [("decode", &decode), ("prefill", &prefill)] {
+        let b = cost.explain(shape);
+        let left: Vec<&str> = b
+            .items
+            .iter()
+            .filter(|i| i.component != Component::LmHead && i.detail.contains(EXTRAPOLATED))
+            .map(|i| i.component.name())
+            .collect();
+        if !left.is_empty() {
+            parts.push(format!("{name}: {}", left.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the run's typical steps are priced partly beyond the measured kernel tables ({}): \
+             those parts are extrapolated from the nearest measurements; `--explain` shows which",
+            parts.join("; ")
         )
     })
 }

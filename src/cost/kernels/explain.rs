@@ -26,11 +26,14 @@ fn tag(c: Option<&Curve>) -> Option<Arc<str>> {
     c.and_then(|c| c.table_version.clone())
 }
 
-fn flag(p: &Parts, bit: u8) -> &'static str {
+/// What a breakdown item's detail carries when its price left a table's measured grid.
+pub const EXTRAPOLATED: &str = "EXTRAPOLATED beyond the measured grid";
+
+fn flag(p: &Parts, bit: u8) -> String {
     if p.extrapolated & bit != 0 {
-        "; EXTRAPOLATED beyond the measured grid"
+        format!("; {EXTRAPOLATED}")
     } else {
-        ""
+        String::new()
     }
 }
 

@@ -18,7 +18,7 @@ mod build;
 pub mod curve;
 pub mod db;
 pub mod envelope;
-mod explain;
+pub mod explain;
 pub mod flashinfer_decode;
 pub mod memo;
 pub mod moe_routing;
