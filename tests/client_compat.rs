@@ -209,3 +209,27 @@ fn a_run_priced_past_the_measured_grid_says_so() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("beyond the measured kernel tables"), "{err}");
 }
+
+#[test]
+fn a_tensor_parallel_group_larger_than_a_node_says_so() {
+    // The H100 profile has 8 GPUs a node: TP16 spans two, TP8 one.
+    let run = |tp: &str| {
+        servesim(&[
+            "run",
+            "--model",
+            "llama-3.1-70b",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--tp",
+            tp,
+            "--num-prompts",
+            "8",
+        ])
+    };
+    let (code, _, err) = run("16");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("tp 16 spans 2 nodes of 8"), "{err}");
+    let (code, _, err) = run("8");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("spans"), "{err}");
+}

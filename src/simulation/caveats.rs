@@ -36,6 +36,23 @@ pub fn assumed_accept_length(server: &ServerConfig) -> Option<String> {
     })
 }
 
+/// "spans N nodes" when one tensor-parallel group is larger than a node: its all-reduces cross
+/// the network, priced from the profile's inter-node link (a per-GPU share of the node's NICs
+/// and a judged latency), which no recorded run checks.
+pub fn multi_node_group(hw: &HardwareProfile, server: &ServerConfig) -> Option<String> {
+    let per_node = u64::from(hw.link.devices_per_node.max(1));
+    (server.tp > per_node).then(|| {
+        format!(
+            "tp {} spans {} nodes of {per_node} {}: every all-reduce crosses the network, priced \
+             from the profile's inter-node link (a per-GPU share of the node's NICs, latency a \
+             judgement); no recorded multi-node run checks it",
+            server.tp,
+            server.tp.div_ceil(per_node),
+            hw.name
+        )
+    })
+}
+
 /// "priced beyond the measured tables" when the run's representative decode or prefill step
 /// (`--explain`'s) has a component whose measured grid it left. The LM head is left out: its
 /// vocabulary-wide GEMM lies past the GEMM grid's n for most models, and the curve scales it.
