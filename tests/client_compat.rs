@@ -233,3 +233,25 @@ fn a_tensor_parallel_group_larger_than_a_node_says_so() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("spans"), "{err}");
 }
+
+#[test]
+fn a_trace_shorter_than_num_prompts_says_how_many_are_sent() {
+    // trace_good.csv holds 3 requests.
+    let (code, out, err) = servesim(&small_h100_run_args(&[
+        "--dataset-name",
+        "trace",
+        "--dataset-path",
+        "tests/fixtures/datasets/trace_good.csv",
+        "--num-prompts",
+        "5",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("the trace has 3 rows, fewer than --num-prompts 5"),
+        "{err}"
+    );
+    assert!(
+        out.contains("Successful requests:                     3"),
+        "{out}"
+    );
+}

@@ -364,6 +364,19 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
         None => build_rows(c, &sc.model, flavour.output_min_one, &mut rng)?,
     };
     let (dispatch_ns, dispatch_end_ns) = dispatch_times(rows.len(), c.request_rate, &mut rng);
+    // A trace shorter than --num-prompts sends what it has.
+    let notes =
+        (sc.lengths.is_none() && c.dataset_name == "trace" && (rows.len() as u64) < c.num_prompts)
+            .then(|| {
+                format!(
+                    "the trace has {} rows, fewer than --num-prompts {}: {} requests are sent",
+                    rows.len(),
+                    c.num_prompts,
+                    rows.len()
+                )
+            })
+            .into_iter()
+            .collect();
     Ok(ClientPlan {
         rows,
         dispatch_ns,
@@ -372,7 +385,7 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
         // radix cache still holds it when request 0 arrives.
         warm_first: c.warmup_requests > 0 && !flavour.flush_after_warmup,
         server_info_at_end: flavour.server_info_at_end,
-        notes: Vec::new(),
+        notes,
     })
 }
 
