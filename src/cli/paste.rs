@@ -1,8 +1,9 @@
 //! A pasted command line: `servesim run [FLAGS] -- python -m sglang.bench_serving ...`
 //! (`sglang.benchmark.serving`, or `vllm bench serve ...`, which adds `--client vllm` and that
-//! client's defaults; and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or newlines, with
-//! `VAR=value` prefixes, `\` continuations, quotes and redirections, as a shell would read
-//! them) is rewritten into the `servesim run` arguments it means, before clap parses them:
+//! client's defaults; and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or
+//! newlines, with `VAR=value` prefixes, `\` continuations, quotes and redirections, as a shell
+//! would read them) is rewritten into the `servesim run` arguments it means, before clap parses
+//! them:
 //! * launch_server's flags that servesim models (the server flag group, same names, unique
 //!   prefixes as argparse allows) are kept, `--model-path`/`--model` becomes `--model`, the
 //!   rest (host, port, ...) is ignored with one note on stderr;
