@@ -111,10 +111,7 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     };
     pb.finish_and_clear();
     let (out, details) = result?;
-    let beyond = crate::simulation::caveats::beyond_tables(&sc, &out);
-    for note in out.notes.iter().chain(&beyond) {
-        eprintln!("note: {note}");
-    }
+    print_notes(None, &sc, &out);
     let wall_s = wall.elapsed().as_secs_f64();
     crate::report::timeline::write(
         &out.timeline,
@@ -161,17 +158,20 @@ pub fn run(a: &RunArgs, out_w: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// The run's `note:` lines on stderr: the client's own (`lead`), the simulation's, and whether
+/// its typical steps left the measured kernel tables (priced once, after the run).
+fn print_notes(lead: Option<&str>, sc: &Scenario, out: &RunOutput) {
+    let beyond = crate::simulation::caveats::beyond_tables(sc, out);
+    let notes = out.notes.iter().chain(&beyond).map(String::as_str);
+    for note in lead.into_iter().chain(notes) {
+        eprintln!("note: {note}");
+    }
+}
+
 /// `run` with vLLM's client: its block (after servesim's preamble) or its `--save-result` JSON.
 fn run_vllm_client(a: &RunArgs, sc: &Scenario, out_w: &mut dyn Write, wall: Instant) -> Result<()> {
     let v = crate::simulation::vllm::run_vllm(sc)?;
-    for note in a
-        .vllm_bench
-        .eos_note()
-        .into_iter()
-        .chain(v.output.notes.iter().map(String::as_str))
-    {
-        eprintln!("note: {note}");
-    }
+    print_notes(a.vllm_bench.eos_note(), sc, &v.output);
     let wall_s = wall.elapsed().as_secs_f64();
     crate::report::timeline::write(
         &v.output.timeline,

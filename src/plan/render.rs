@@ -200,7 +200,7 @@ pub fn table(p: &Plan) -> Table {
                 // "-": no rate was searched (the closed loop missed the SLOs or served nothing).
                 c.search
                     .as_ref()
-                    .filter(|s| s.saturation_ok() && s.capacity_rps > 0.0)
+                    .filter(|s| s.searched())
                     .map_or("-".into(), |s| fmt_rate(s.max_rate)),
                 probe.map_or("-".into(), |p| ms(p.p99_ttft_ms)),
                 probe.map_or("-".into(), |p| ms(p.p99_tpot_ms)),

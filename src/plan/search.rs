@@ -173,6 +173,12 @@ impl RateSearch {
     pub fn saturation_ok(&self) -> bool {
         self.saturation.as_ref().map_or(true, Probe::meets_slos)
     }
+
+    /// Whether rates were searched at all: not when the closed loop missed the SLOs or served
+    /// nothing (`max_rate` is then 0 by default, not a measured rate).
+    pub fn searched(&self) -> bool {
+        self.saturation_ok() && self.capacity_rps > 0.0
+    }
 }
 
 /// Simulates `sc` at `rate` (Poisson) and judges it against `slo`.
@@ -202,7 +208,7 @@ pub fn search(sc: &Scenario, slo: &Slo, tolerance: f64, target: Option<f64>) -> 
         at_target: None,
         probes: 1,
     };
-    if !s.saturation_ok() || s.capacity_rps <= 0.0 {
+    if !s.searched() {
         return Ok(s);
     }
     // Above the closed-loop throughput the deployment cannot keep up, whatever the SLOs say
