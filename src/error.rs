@@ -44,6 +44,23 @@ pub enum Error {
     /// Anything else, already phrased for the user.
     #[error("{0}")]
     Msg(String),
+    /// The command ran and printed its answer, and the answer is "none" (`plan`: no candidate
+    /// meets the goal). Exits with [`Error::NO_ANSWER_EXIT`] so scripts tell it from bad input.
+    #[error("{0}")]
+    NoAnswer(String),
+}
+
+impl Error {
+    /// Exit code of [`Error::NoAnswer`]; every other error exits 1, clap's usage errors 2.
+    pub const NO_ANSWER_EXIT: i32 = 3;
+
+    /// The process exit code this error ends the command with.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::NoAnswer(_) => Error::NO_ANSWER_EXIT,
+            _ => 1,
+        }
+    }
 }
 
 impl Error {

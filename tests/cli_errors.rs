@@ -111,3 +111,70 @@ fn a_sweep_whose_every_point_fails_exits_non_zero() {
     assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `plan` prints its table either way, but a script must tell "no deployment qualifies" (3)
+/// from a recommendation (0) and from bad input (1). A 0.5 ms P99 TTFT is below one prefill
+/// of a 256-token prompt on any GPU, so nothing can meet it; 60 s is met by the same deployment.
+#[test]
+fn plan_exits_3_when_no_candidate_meets_the_goal() {
+    let plan = |slo_ms: &str| {
+        servesim(&[
+            "plan",
+            "--model",
+            "qwen3-8b",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--num-prompts",
+            "50",
+            "--random-input-len",
+            "256",
+            "--random-output-len",
+            "32",
+            "--target-rate",
+            "2",
+            "--quiet",
+            "--slo-ttft-p99",
+            slo_ms,
+        ])
+    };
+    let (code, out, err) = plan("0.5");
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("no candidate meets the goal"), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (code, out, err) = plan("60000");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("best: h100-sxm5-80gb"), "{out}");
+    let (code, _, err) = plan("-5");
+    assert_eq!(code, 1);
+    assert!(err.contains("--slo-ttft-p99") && err.contains("got -5"), "{err}");
+}
+
+/// Review round s27, B7/B8: each message names its real source (the profile's field, the JSON
+/// file, the flag with its lower bound) and a replay's bad flag fails once, not once per run.
+#[test]
+fn messages_name_the_profile_field_the_file_and_the_flag() {
+    fails_with(
+        &["run", "--hardware", "tests/fixtures/sanity/hw-unknown-kernel-tables.yaml"],
+        &["hardware profile h100-sxm5-80gb: field `kernel_tables`", "`nosuch`", "h100_sxm"],
+    );
+    fails_with(
+        &[
+            "report",
+            "--validate",
+            "tests/fixtures/sanity/validation-without-runs.json",
+            "-o",
+            "/tmp/servesim-never-written.html",
+        ],
+        &["validation-without-runs.json: validation JSON: missing `runs`"],
+    );
+    fails_with(
+        &["run", "--disaggregation", "--transfer-bandwidth", "1e-300"],
+        &["--transfer-bandwidth", "[0.001, 1e6]", "got 1.000e-300"],
+    );
+    let log = "validation/003_6333425655433de6.txt";
+    fails_with(&["replay", log, "--run", "99"], &["has 24 runs: --run 0 to 23"]);
+    fails_with(
+        &["replay", log, "--hardware", "nosuch"],
+        &["unknown hardware profile `nosuch`"],
+    );
+}

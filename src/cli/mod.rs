@@ -50,6 +50,9 @@ enum Command {
     /// Simulate every point of a grid of run flags (lists and ranges) in parallel.
     Sweep(Box<sweep::SweepArgs>),
     /// Find the cheapest deployment meeting latency SLOs at a target rate, or the best within a budget.
+    ///
+    /// Exits 0 with a recommendation, 3 when no candidate meets the goal (the table is still
+    /// printed and says why each fails), 1 on bad input.
     Plan(Box<plan::PlanArgs>),
     /// Write a self-contained HTML report of a run, a sweep or a validation.
     Report(Box<report::ReportArgs>),
@@ -179,7 +182,7 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
-            1
+            e.exit_code()
         }
     }
 }

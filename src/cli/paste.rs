@@ -23,8 +23,9 @@ enum Tok {
 }
 
 /// Splits shell text into words and separators (`&&`, `||`, `;`, `&`, `|`, newlines), with
-/// single and double quotes, backslash escapes and `\`-newline continuations.
-fn shell_tokens(text: &str, out: &mut Vec<Tok>) {
+/// single and double quotes, backslash escapes and `\`-newline continuations. A quote left
+/// open is refused, as a shell refuses it.
+fn shell_tokens(text: &str, out: &mut Vec<Tok>) -> Result<(), String> {
     let mut word: Option<String> = None;
     let mut chars = text.chars().peekable();
     let flush = |word: &mut Option<String>, out: &mut Vec<Tok>| {
@@ -40,18 +41,27 @@ fn shell_tokens(text: &str, out: &mut Vec<Tok>) {
             },
             '\'' => {
                 let w = word.get_or_insert_with(String::new);
+                let mut closed = false;
                 for n in chars.by_ref() {
                     if n == '\'' {
+                        closed = true;
                         break;
                     }
                     w.push(n);
                 }
+                if !closed {
+                    return Err(unclosed('\'', w));
+                }
             }
             '"' => {
                 let w = word.get_or_insert_with(String::new);
+                let mut closed = false;
                 while let Some(n) = chars.next() {
                     match n {
-                        '"' => break,
+                        '"' => {
+                            closed = true;
+                            break;
+                        }
                         '\\' => {
                             if let Some(e) = chars.next() {
                                 w.push(e);
@@ -59,6 +69,9 @@ fn shell_tokens(text: &str, out: &mut Vec<Tok>) {
                         }
                         _ => w.push(n),
                     }
+                }
+                if !closed {
+                    return Err(unclosed('"', w));
                 }
             }
             '\n' | ';' | '&' | '|' => {
@@ -70,16 +83,23 @@ fn shell_tokens(text: &str, out: &mut Vec<Tok>) {
         }
     }
     flush(&mut word, out);
+    Ok(())
+}
+
+/// The error of a quote left open, showing where it opened.
+fn unclosed(quote: char, word: &str) -> String {
+    let start: String = word.chars().take(20).collect();
+    format!("the pasted command has an unclosed {quote} quote (at `{quote}{start}`); a shell would refuse it")
 }
 
 /// The words of each command of the pasted line, redirections (`> log`, `2>&1`) dropped.
-fn commands(pasted: &[String]) -> Vec<Vec<String>> {
+fn commands(pasted: &[String]) -> Result<Vec<Vec<String>>, String> {
     let mut toks = Vec::new();
     for arg in pasted {
         if arg == "&&" || arg == ";" || arg == "||" {
             toks.push(Tok::Sep);
         } else if pasted.len() == 1 || arg.contains(char::is_whitespace) {
-            shell_tokens(arg, &mut toks);
+            shell_tokens(arg, &mut toks)?;
         } else {
             toks.push(Tok::Word(arg.clone()));
         }
@@ -96,7 +116,7 @@ fn commands(pasted: &[String]) -> Vec<Vec<String>> {
         }
     }
     cmds.retain(|c| !c.is_empty());
-    cmds
+    Ok(cmds)
 }
 
 /// Which benchmark or server program a command runs, and its arguments: sglang's client
@@ -259,7 +279,7 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
         .collect();
     let mut out: Vec<OsString> = argv[..2].to_vec();
     let (mut found, mut skipped) = (false, Vec::new());
-    for cmd in commands(&pasted) {
+    for cmd in commands(&pasted)? {
         match program(&cmd) {
             Some(("sglang.launch_server", args)) => {
                 let (kept, ignored) = server_args(args);
@@ -333,7 +353,16 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<Vec<String>> {
-        commands(&[text.to_string()])
+        commands(&[text.to_string()]).unwrap()
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_refused_as_a_shell_refuses_it() {
+        for text in ["python3 -m sglang.bench_serving --num-prompts \"20", "a 'b"] {
+            let err = commands(&[text.to_string()]).unwrap_err();
+            assert!(err.contains("unclosed"), "{text}: {err}");
+        }
+        assert!(commands(&["a 'b' \"c\"".to_string()]).is_ok());
     }
 
     #[test]

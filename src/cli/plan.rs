@@ -1,6 +1,8 @@
 //! `servesim plan`: the cheapest deployment meeting latency SLOs at a target rate (or the
 //! highest sustainable rate within a budget) over a grid of `run` flags: hardware, `--tp`,
-//! `--dp`, `--max-concurrency`, …, with the workload given by the client flags.
+//! `--dp`, `--max-concurrency`, …, with the workload given by the client flags. Exits 0 with a
+//! recommendation, 3 when no candidate meets the goal (the table still says why each fails),
+//! 1 on bad input.
 use super::print::progress_bar;
 use crate::error::{Error, Result};
 use crate::plan::{plan as compute, render, Goal, PlanSpec, Prices, Slo};
@@ -101,5 +103,13 @@ pub fn plan(a: &PlanArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         format!("{client_line}\n{}", render::text(&p))
     };
-    super::print::emit(out, &text)
+    super::print::emit(out, &text)?;
+    // "No deployment qualifies" is an answer, printed above, but a script must not read it as
+    // a recommendation: exit 3 (bad input exits 1).
+    match p.best() {
+        Some(_) => Ok(()),
+        None => Err(Error::NoAnswer(
+            "no candidate meets the goal (the table above says why each fails)".into(),
+        )),
+    }
 }

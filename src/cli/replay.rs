@@ -94,16 +94,21 @@ pub fn replay(a: &ReplayArgs, out_w: &mut dyn Write) -> Result<()> {
             Error::invalid(
                 "--run",
                 "run",
-                format!(
-                    "{} has {} run(s) (0..{})",
-                    a.log.display(),
-                    log.runs.len(),
-                    log.runs.len()
-                ),
+                match log.runs.len() {
+                    1 => format!("{} has one run: --run 0", a.log.display()),
+                    n => format!("{} has {n} runs: --run 0 to {}", a.log.display(), n - 1),
+                },
             )
         })?],
         None => log.runs.iter().collect(),
     };
+    // A bad --hardware or --model fails once, before the loop, not once per run.
+    if let Some(hw) = &a.flags.hardware {
+        crate::spec::bundled::load_hardware(hw)?;
+    }
+    if let Some(model) = &a.flags.model {
+        crate::spec::bundled::load_model(model)?;
+    }
     let ov = Overrides {
         hardware: a.flags.hardware.clone(),
         model: a.flags.model.clone(),

@@ -130,7 +130,14 @@ fn build_one(
                     system.unwrap_or_default(),
                     server.version,
                 )?),
-                (None, Some(sys)) => bundled_tables(sys, server)?,
+                (None, Some(sys)) => bundled_tables(sys, server).map_err(|e| match e {
+                    Error::Unknown { name, available, .. } => Error::invalid(
+                        format!("hardware profile {}", hw.name),
+                        "kernel_tables",
+                        format!("no bundled kernel tables `{name}`; bundled: {available} (or pass --kernel-db DIR)"),
+                    ),
+                    e => e,
+                })?,
                 (None, None) => {
                     return Err(Error::invalid(
                         "--cost-model",

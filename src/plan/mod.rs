@@ -82,19 +82,28 @@ impl Slo {
     }
 
     fn check(&self) -> Result<()> {
-        let limits = [self.ttft_p99_ms, self.tpot_p99_ms, self.e2e_p99_ms];
-        if limits.iter().all(Option::is_none) {
+        let limits = [
+            ("--slo-ttft-p99", self.ttft_p99_ms),
+            ("--slo-tpot-p99", self.tpot_p99_ms),
+            ("--slo-e2e-p99", self.e2e_p99_ms),
+        ];
+        if limits.iter().all(|(_, v)| v.is_none()) {
             return Err(Error::Msg(
                 "plan needs at least one SLO: --slo-ttft-p99, --slo-tpot-p99 or --slo-e2e-p99 (ms)"
                     .into(),
             ));
         }
-        if limits
-            .iter()
-            .flatten()
-            .any(|v| !(v.is_finite() && *v > 0.0))
-        {
-            return Err(Error::Msg("SLOs must be finite numbers of ms > 0".into()));
+        for (flag, v) in limits {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(Error::invalid(
+                    flag,
+                    flag.trim_start_matches("--").replace('-', "_"),
+                    format!(
+                        "an SLO must be a finite number of ms > 0, got {}",
+                        crate::spec::flag_values::show_f64(v)
+                    ),
+                ));
+            }
         }
         Ok(())
     }

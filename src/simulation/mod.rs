@@ -27,6 +27,7 @@ use crate::spec::model::ModelSpec;
 use crate::spec::pd::{PdConfig, PdFlags};
 
 use crate::spec::engine;
+use crate::spec::provenance;
 use crate::spec::server::{ServerConfig, ServerFlags};
 use crate::spec::version::Version;
 use crate::spec::workload::{ClientConfig, ClientFlags, ScenarioFile, ScenarioFlags};
@@ -62,6 +63,17 @@ pub struct Scenario {
 impl Scenario {
     /// Resolves a scenario file overlaid with command-line flags.
     pub fn resolve(
+        file: &ScenarioFile,
+        hardware: Option<&str>,
+        model: Option<&str>,
+        server: &ServerFlags,
+        client: &ClientFlags,
+    ) -> Result<Scenario> {
+        Scenario::resolve_merged(file, hardware, model, server, client)
+            .map_err(|e| provenance::attribute(e, file, server, client, &PdFlags::default()))
+    }
+
+    fn resolve_merged(
         file: &ScenarioFile,
         hardware: Option<&str>,
         model: Option<&str>,
@@ -135,8 +147,8 @@ impl Scenario {
         )?;
         if flags.pd != PdFlags::default() {
             let server = file.server.merged(&flags.server);
-            sc.pd =
-                PdConfig::resolve(&file.pd.merged(&flags.pd), &server, &sc.hardware, &sc.model)?;
+            sc.pd = PdConfig::resolve(&file.pd.merged(&flags.pd), &server, &sc.hardware, &sc.model)
+                .map_err(|e| provenance::attribute(e, file, &flags.server, &flags.client, &flags.pd))?;
         }
         Ok(sc)
     }

@@ -20,6 +20,15 @@ fn limit_text(max: u64) -> String {
     }
 }
 
+/// A user's float as an error shows it: plainly in [1e-3, 1e6) (and 0), else in scientific
+/// notation, so `1e-300` is not printed as 300 digits.
+pub fn show_f64(v: f64) -> String {
+    match v.abs() {
+        a if a == 0.0 || (1e-3..1e6).contains(&a) || !a.is_finite() => format!("{v}"),
+        _ => format!("{v:.3e}"),
+    }
+}
+
 /// The range error of a count flag: the real limits, whatever was given (even negative).
 pub fn count_range_error(min: u64, max: u64, got: impl std::fmt::Display) -> String {
     format!("must be between {min} and {}, got {got}", limit_text(max))
@@ -66,5 +75,17 @@ pub(crate) fn de_rate<'de, D: serde::Deserializer<'de>>(
             .map(Some)
             .map_err(serde::de::Error::custom),
         Some(Rate::S(s)) => parse_rate(&s).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn extreme_floats_are_shown_in_scientific_notation() {
+        assert_eq!(super::show_f64(1e-300), "1.000e-300");
+        assert_eq!(super::show_f64(2.5), "2.5");
+        assert_eq!(super::show_f64(-3e9), "-3.000e9");
+        assert_eq!(super::show_f64(0.0), "0");
+        assert_eq!(super::show_f64(f64::NAN), "NaN");
     }
 }

@@ -18,6 +18,7 @@ pub mod model;
 pub mod pd;
 pub mod piecewise_defaults;
 pub mod prior_runs;
+pub mod provenance;
 pub mod scheduler_cpu;
 pub mod server;
 pub mod server_flags;

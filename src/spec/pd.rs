@@ -11,6 +11,7 @@ use super::model::ModelSpec;
 use super::server::{LoadBalanceMethod, ServerConfig, ServerFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
+use super::flag_values::show_f64;
 use serde::{Deserialize, Serialize};
 
 /// SGLang's `--num-reserved-decode-tokens` default (v0.4.8+; an env var before, same value).
@@ -190,7 +191,8 @@ impl PdConfig {
             return Err(Error::invalid(
                 "--disaggregation",
                 "disaggregation",
-                "--prefill-*/--decode-*/--transfer-* flags need --disaggregation",
+                "--prefill-*/--decode-*/--transfer-* flags (a scenario's `pd:` fields) need \
+                 --disaggregation (`disaggregation: true`)",
             ));
         }
         if !pd.disaggregation {
@@ -429,12 +431,18 @@ fn transfer_link(pd: &PdFlags, prefill: &PdSide, decode: &PdSide) -> Result<Tran
             kind: "rdma",
         }
     };
+    // 1 MB/s: slower than any network a KV transfer crosses; below it a 1 GB cache takes
+    // weeks and the run would only fail later on its time budget.
+    const MIN_TRANSFER_GB_PER_S: f64 = 1e-3;
     if let Some(gbs) = pd.transfer_bandwidth {
-        if !(gbs.is_finite() && gbs > 0.0 && gbs <= 1e6) {
+        if !(gbs.is_finite() && (MIN_TRANSFER_GB_PER_S..=1e6).contains(&gbs)) {
             return Err(Error::invalid(
                 "--transfer-bandwidth",
                 "transfer_bandwidth",
-                format!("must be a number of GB/s in (0, 1e6], got {gbs}"),
+                format!(
+                    "must be a number of GB/s in [{MIN_TRANSFER_GB_PER_S}, 1e6], got {}",
+                    show_f64(gbs)
+                ),
             ));
         }
         link.bandwidth_bytes_per_s = gbs * 1e9;
@@ -445,7 +453,7 @@ fn transfer_link(pd: &PdFlags, prefill: &PdSide, decode: &PdSide) -> Result<Tran
             return Err(Error::invalid(
                 "--transfer-latency-us",
                 "transfer_latency_us",
-                format!("must be a number of µs in [0, 1e9], got {us}"),
+                format!("must be a number of µs in [0, 1e9], got {}", show_f64(us)),
             ));
         }
         link.latency_ns = us * 1e3;

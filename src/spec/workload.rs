@@ -215,6 +215,10 @@ pub struct ScenarioFile {
     /// instead ([`ScenarioFile::client_base`]).
     #[serde(skip)]
     pub bundled_default: bool,
+    /// The file this was read from (`None`: the bundled default, or built in code); errors
+    /// about its values name it (`spec::provenance`).
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 /// The bundled default scenario, embedded so the binary runs from anywhere.
@@ -262,7 +266,11 @@ impl ScenarioFile {
     pub fn load(path: &Path) -> Result<ScenarioFile> {
         let text = read_text(path)?;
         super::yaml_numbers::check_yaml_numbers(&text, path)?;
-        from_yaml_str(&text, path)
+        let file: ScenarioFile = from_yaml_str(&text, path)?;
+        Ok(ScenarioFile {
+            path: Some(path.to_path_buf()),
+            ..file
+        })
     }
 }
 
