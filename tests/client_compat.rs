@@ -255,3 +255,35 @@ fn a_trace_shorter_than_num_prompts_says_how_many_are_sent() {
         "{out}"
     );
 }
+
+/// Known gaps against published runs are said, where they apply and only there: a closed-loop
+/// SGLang run at a cap inside the published runs' range (c16–c100) carries the unmodelled
+/// first-wave wait, sized c / N × 0.509 s on the mean (16 of 80 → ≈ 102 ms); an open-loop run,
+/// a c1 run and a vLLM run do not. An MLA model on SGLang 0.4.1–0.4.5 is flagged optimistic,
+/// on 0.4.7 (seed 004's release, which agrees) it is not.
+#[test]
+fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run", "--num-prompts", "80", "--random-input-len", "1000", "--random-output-len", "64",
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = servesim(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        err
+    };
+    let first_wave = "first 16 requests waited";
+    let err = run(&["--max-concurrency", "16"]);
+    assert!(err.contains(first_wave) && err.contains("≈ 102 ms above"), "{err}");
+    assert!(!run(&["--max-concurrency", "1"]).contains("closed loop"));
+    assert!(!run(&["--max-concurrency", "16", "--request-rate", "4"]).contains("closed loop"));
+    assert!(!run(&["--max-concurrency", "16", "--engine", "vllm"]).contains("closed loop"));
+    let mla = |version: &str| {
+        run(&[
+            "--model", "deepseek-v3", "--hardware", "h200-sxm-141gb", "--tp", "8",
+            "--max-concurrency", "1", "--sglang-version", version,
+        ])
+    };
+    assert!(mla("0.4.2").contains("MLA decoded 40–73% slower"));
+    assert!(!mla("0.4.7").contains("MLA decoded"));
+}

@@ -1,8 +1,11 @@
 //! One-line caveats a run prints on stderr when a result rests on something the deployment's
 //! own numbers do not decide: a hardware profile no recorded run was fitted on, a speculative
 //! accept length servesim assumed rather than was given, or steps priced beyond the measured
-//! kernel tables.
+//! kernel tables; or a deployment where published real runs are known to differ from servesim
+//! in a way it does not model (the closed-loop first wave, early-2025 MLA decode).
 use super::{RunOutput, Scenario};
+use crate::metrics::BenchMetrics;
+use crate::spec::version::Version;
 use crate::cost::breakdown::Component;
 use crate::cost::kernels::explain::EXTRAPOLATED;
 use crate::spec::hardware::HardwareProfile;
@@ -78,6 +81,62 @@ pub fn beyond_tables(sc: &Scenario, out: &RunOutput) -> Option<String> {
             "the run's typical steps are priced partly beyond the measured kernel tables ({}): \
              those parts are extrapolated from the nearest measurements; `--explain` shows which",
             parts.join("; ")
+        )
+    })
+}
+
+/// How much longer the first `c` requests of published closed-loop SGLang runs (rate inf,
+/// `--max-concurrency` 16–100) waited than servesim's warmed server: the median and range over
+/// the 11 runs of `validation/public/ttft-notes.md` §3 ("excess a first-wave request"; 9 of
+/// the 11 exceed 0.2 s).
+const FIRST_WAVE_EXCESS_MEDIAN_MS: f64 = 509.0;
+
+/// "first wave" when an SGLang run is closed-loop (rate inf, a concurrency cap) and the first
+/// wave's unmodelled wait, spread over the run's requests, moves the mean TTFT by ≥ 10%: the
+/// real first `c` requests have waited 0.24–3.4 s longer than simulated on 9 of 11 published
+/// runs, for no cause the sources settle (ttft-notes §3), so the simulated mean reads low.
+pub fn closed_loop_first_wave(sc: &Scenario, metrics: &BenchMetrics) -> Option<String> {
+    // Only inside the published runs' range of caps: at c1 no such wait shows (ttft-notes §2).
+    let c = sc.client.max_concurrency.filter(|&c| c >= 16)?;
+    if sc.server.vllm.is_some() || sc.client.request_rate.is_finite() || metrics.completed == 0 {
+        return None;
+    }
+    let n = metrics.completed as f64;
+    let shift_ms = (c as f64).min(n) / n * FIRST_WAVE_EXCESS_MEDIAN_MS;
+    let mean_ms = metrics.ttft_ms.mean;
+    // The first wave is a minority of the requests unless the cap is half the run or more.
+    let median = match 2 * c < metrics.completed {
+        true => "median TTFT and TPOT are barely affected",
+        false => "with the cap at half the requests or more, the median TTFT too",
+    };
+    (shift_ms >= 5.0 && shift_ms >= 0.1 * mean_ms).then(|| {
+        format!(
+            "closed loop at --max-concurrency {c}: in 9 of 11 published SGLang runs like this \
+             (c16–c100), the first {c} requests waited 0.24–3.4 s longer than a warmed server \
+             (median 0.51 s; validation/public/ttft-notes.md §3), which servesim does not model: \
+             the real mean TTFT may be ≈ {shift_ms:.0} ms above the simulated {mean_ms:.0} ms; \
+             {median}"
+        )
+    })
+}
+
+/// SGLang releases whose MLA decode published runs found far slower than servesim prices it:
+/// 0.4.1 (PR #2738's serving logs, validation/public/p007-notes.md), 0.4.2 (PR #3232) and main
+/// after 0.4.5 (PR #5432) (`bench_one_batch`, validation/step-bench-notes.md §2). PR #2643
+/// (0.4.1.post2, batch 1–32) agreed within 13%; GPUStack's 0.5.3 and seed 004's 0.4.7 agree.
+const SLOW_MLA_DECODE: (Version, Version) = (Version::new(0, 4, 1), Version::new(0, 4, 6));
+
+/// "MLA decode optimistic" for an MLA model on an SGLang release in [`SLOW_MLA_DECODE`].
+pub fn early_mla_decode(sc: &Scenario) -> Option<String> {
+    let v = sc.server.version;
+    let (from, to) = SLOW_MLA_DECODE;
+    (sc.model.mla.is_some() && sc.server.vllm.is_none() && v >= from && v < to).then(|| {
+        format!(
+            "{} on SGLang {v}: published runs of SGLang 0.4.1–0.4.5 with MLA decoded 40–73% \
+             slower per step than servesim prices in 3 of 4 sources (validation/public/\
+             p007-notes.md, validation/step-bench-notes.md §2); the cause is not settled, so \
+             treat TPOT as optimistic and throughput as high",
+            sc.model.name
         )
     })
 }

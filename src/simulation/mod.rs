@@ -298,6 +298,8 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     notes.extend(caveats::uncalibrated_profile(&sc.hardware));
     notes.extend(caveats::assumed_accept_length(&sc.server));
     notes.extend(caveats::multi_node_group(&sc.hardware, &sc.server));
+    notes.extend(caveats::early_mla_decode(sc));
+    notes.extend(caveats::closed_loop_first_wave(sc, &metrics));
     notes.extend(client_bound_note(
         sc.client_send_ns(),
         input.requests.len() as u64,
