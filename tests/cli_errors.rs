@@ -146,7 +146,10 @@ fn plan_exits_3_when_no_candidate_meets_the_goal() {
     assert!(out.contains("best: h100-sxm5-80gb"), "{out}");
     let (code, _, err) = plan("-5");
     assert_eq!(code, 1);
-    assert!(err.contains("--slo-ttft-p99") && err.contains("got -5"), "{err}");
+    assert!(
+        err.contains("--slo-ttft-p99") && err.contains("got -5"),
+        "{err}"
+    );
 }
 
 /// Review round s27, B7/B8: each message names its real source (the profile's field, the JSON
@@ -154,8 +157,16 @@ fn plan_exits_3_when_no_candidate_meets_the_goal() {
 #[test]
 fn messages_name_the_profile_field_the_file_and_the_flag() {
     fails_with(
-        &["run", "--hardware", "tests/fixtures/sanity/hw-unknown-kernel-tables.yaml"],
-        &["hardware profile h100-sxm5-80gb: field `kernel_tables`", "`nosuch`", "h100_sxm"],
+        &[
+            "run",
+            "--hardware",
+            "tests/fixtures/sanity/hw-unknown-kernel-tables.yaml",
+        ],
+        &[
+            "hardware profile h100-sxm5-80gb: field `kernel_tables`",
+            "`nosuch`",
+            "h100_sxm",
+        ],
     );
     fails_with(
         &[
@@ -172,7 +183,10 @@ fn messages_name_the_profile_field_the_file_and_the_flag() {
         &["--transfer-bandwidth", "[0.001, 1e6]", "got 1.000e-300"],
     );
     let log = "validation/003_6333425655433de6.txt";
-    fails_with(&["replay", log, "--run", "99"], &["has 24 runs: --run 0 to 23"]);
+    fails_with(
+        &["replay", log, "--run", "99"],
+        &["has 24 runs: --run 0 to 23"],
+    );
     fails_with(
         &["replay", log, "--hardware", "nosuch"],
         &["unknown hardware profile `nosuch`"],

@@ -265,7 +265,13 @@ fn a_trace_shorter_than_num_prompts_says_how_many_are_sent() {
 fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
     let run = |extra: &[&str]| {
         let mut args = vec![
-            "run", "--num-prompts", "80", "--random-input-len", "1000", "--random-output-len", "64",
+            "run",
+            "--num-prompts",
+            "80",
+            "--random-input-len",
+            "1000",
+            "--random-output-len",
+            "64",
         ];
         args.extend_from_slice(extra);
         let (code, _, err) = servesim(&args);
@@ -274,14 +280,25 @@ fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
     };
     let first_wave = "first 16 requests waited";
     let err = run(&["--max-concurrency", "16"]);
-    assert!(err.contains(first_wave) && err.contains("≈ 102 ms above"), "{err}");
+    assert!(
+        err.contains(first_wave) && err.contains("≈ 102 ms above"),
+        "{err}"
+    );
     assert!(!run(&["--max-concurrency", "1"]).contains("closed loop"));
     assert!(!run(&["--max-concurrency", "16", "--request-rate", "4"]).contains("closed loop"));
     assert!(!run(&["--max-concurrency", "16", "--engine", "vllm"]).contains("closed loop"));
     let mla = |version: &str| {
         run(&[
-            "--model", "deepseek-v3", "--hardware", "h200-sxm-141gb", "--tp", "8",
-            "--max-concurrency", "1", "--sglang-version", version,
+            "--model",
+            "deepseek-v3",
+            "--hardware",
+            "h200-sxm-141gb",
+            "--tp",
+            "8",
+            "--max-concurrency",
+            "1",
+            "--sglang-version",
+            version,
         ])
     };
     assert!(mla("0.4.2").contains("MLA decoded 40–73% slower"));

@@ -270,11 +270,23 @@ fn nan_negative_infinite_and_huge_numbers_in_scenario_files() {
 #[test]
 fn out_of_range_scenario_values_name_the_file_not_a_flag() {
     for (file, field, reason) in [
-        ("scenario-zero-input-len.yaml", "client.random-input-len", "got 0"),
+        (
+            "scenario-zero-input-len.yaml",
+            "client.random-input-len",
+            "got 0",
+        ),
         ("scenario-big-seed.yaml", "client.seed", "got 5000000000"),
         ("scenario-zero-tp.yaml", "server.tp", "must be ≥ 1"),
-        ("scenario-ratio-3.yaml", "client.random-range-ratio", "got 3"),
-        ("scenario-mem-fraction-1.5.yaml", "server.mem-fraction-static", "got 1.5"),
+        (
+            "scenario-ratio-3.yaml",
+            "client.random-range-ratio",
+            "got 3",
+        ),
+        (
+            "scenario-mem-fraction-1.5.yaml",
+            "server.mem-fraction-static",
+            "got 1.5",
+        ),
     ] {
         let err = fails_with(
             &["run", "--scenario", &fixture(file)],
@@ -283,7 +295,13 @@ fn out_of_range_scenario_values_name_the_file_not_a_flag() {
         assert!(!err.contains("error: --"), "{file}: blames a flag: {err}");
     }
     fails_with(
-        &["run", "--scenario", &fixture("scenario-zero-tp.yaml"), "--tp", "0"],
+        &[
+            "run",
+            "--scenario",
+            &fixture("scenario-zero-tp.yaml"),
+            "--tp",
+            "0",
+        ],
         &["error: --tp: field `tp`"],
     );
     succeeds_noting(

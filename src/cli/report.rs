@@ -54,7 +54,8 @@ pub fn report(a: &ReportArgs, out: &mut dyn Write) -> Result<()> {
             (Some(p), _) => crate::sweep::html::sweep_report(&SweepFile::load(p)?),
             (None, Some(p)) => {
                 let v: serde_json::Value = crate::spec::load::from_json_str(&read_text(p)?, p)?;
-                html::validation_report(&v).map_err(|e| Error::Msg(format!("{}: {e}", p.display())))?
+                html::validation_report(&v)
+                    .map_err(|e| Error::Msg(format!("{}: {e}", p.display())))?
             }
             (None, None) => unreachable!("clap requires one source"),
         }

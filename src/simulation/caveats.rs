@@ -4,12 +4,12 @@
 //! kernel tables; or a deployment where published real runs are known to differ from servesim
 //! in a way it does not model (the closed-loop first wave, early-2025 MLA decode).
 use super::{RunOutput, Scenario};
-use crate::metrics::BenchMetrics;
-use crate::spec::version::Version;
 use crate::cost::breakdown::Component;
 use crate::cost::kernels::explain::EXTRAPOLATED;
+use crate::metrics::BenchMetrics;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
 
 /// "not calibrated" when `hw`'s profile has never been fitted to a recorded run (its
 /// `calibration:` line still says "datasheet defaults").

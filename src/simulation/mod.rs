@@ -148,7 +148,9 @@ impl Scenario {
         if flags.pd != PdFlags::default() {
             let server = file.server.merged(&flags.server);
             sc.pd = PdConfig::resolve(&file.pd.merged(&flags.pd), &server, &sc.hardware, &sc.model)
-                .map_err(|e| provenance::attribute(e, file, &flags.server, &flags.client, &flags.pd))?;
+                .map_err(|e| {
+                    provenance::attribute(e, file, &flags.server, &flags.client, &flags.pd)
+                })?;
         }
         Ok(sc)
     }

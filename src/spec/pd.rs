@@ -5,13 +5,13 @@
 //! [`PdConfig`] the resolved deployment, including the per-request transfer arithmetic.
 use super::bundled::load_hardware;
 use super::defaults::PdRole;
+use super::flag_values::show_f64;
 use super::hardware::HardwareProfile;
 pub use super::hardware::PdTransferLink;
 use super::model::ModelSpec;
 use super::server::{LoadBalanceMethod, ServerConfig, ServerFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
-use super::flag_values::show_f64;
 use serde::{Deserialize, Serialize};
 
 /// SGLang's `--num-reserved-decode-tokens` default (v0.4.8+; an env var before, same value).

@@ -108,7 +108,10 @@ mod tests {
     fn reads_the_flag_of_an_error_source() {
         assert_eq!(flag_key("--tp"), Some("tp"));
         assert_eq!(flag_key("--backend lmdeploy"), Some("backend"));
-        assert_eq!(flag_key("--num-gpu-blocks-override=3"), Some("num-gpu-blocks-override"));
+        assert_eq!(
+            flag_key("--num-gpu-blocks-override=3"),
+            Some("num-gpu-blocks-override")
+        );
         assert_eq!(flag_key("scenario"), None);
         assert_eq!(flag_key("--"), None);
     }
