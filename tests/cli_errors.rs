@@ -24,6 +24,27 @@ fn unknown_profile_and_model_list_the_available_names() {
     );
 }
 
+/// A Hugging Face id servesim does not bundle says how to give the model (its config.json),
+/// not "cannot read"; a name that is a unique part of one bundled name suggests it.
+#[test]
+fn an_unbundled_hf_id_and_a_near_name_say_what_to_pass() {
+    fails_with(
+        &["run", "--model", "Qwen/Qwen2.5-72B-Instruct"],
+        &[
+            "neither bundled nor a file",
+            "huggingface.co/Qwen/Qwen2.5-72B-Instruct/blob/main/config.json",
+            "llama-3.1-70b",
+        ],
+    );
+    fails_with(
+        &["run", "--hardware", "H100"],
+        &["unknown hardware profile `H100`: did you mean `h100-sxm5-80gb`?"],
+    );
+    // `h20` is part of two names (h20-96gb, h200-sxm-141gb): no guess, the list.
+    let err = fails_with(&["run", "--hardware", "h20"], &["available:"]);
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
 #[test]
 fn malformed_yaml_names_file_and_line() {
     fails_with(

@@ -109,13 +109,40 @@ fn resolve(
     let looks_like_path = name_or_path.contains(['/', '\\'])
         || path.extension().is_some_and(|e| !e.is_empty())
         || path.exists();
+    let available = names(table).join(", ");
     if looks_like_path && !name_or_path.is_empty() {
+        // An id like `Qwen/Qwen2.5-72B-Instruct` that is no file here: say what to pass.
+        let file_ext = path
+            .extension()
+            .is_some_and(|e| ["yaml", "yml", "json"].contains(&&*e.to_string_lossy()));
+        let owner_and_name = matches!(name_or_path.split_once('/'),
+            Some((owner, name)) if !owner.is_empty() && !name.is_empty() && !name.contains('/'));
+        let hf_id =
+            kind == "model" && owner_and_name && !file_ext && !name_or_path.starts_with('.');
+        if hf_id && !path.exists() {
+            return Err(Error::Msg(format!(
+                "model `{name_or_path}` is neither bundled nor a file here: servesim reads no \
+                 network; download its config.json (https://huggingface.co/{name_or_path}/blob/main/config.json) \
+                 and pass its path; bundled: {available}"
+            )));
+        }
         return Ok(Source::File(path.to_path_buf()));
+    }
+    // `H100` for `h100-sxm5-80gb`: the one bundled name containing it, case aside.
+    let lower = name_or_path.to_lowercase();
+    let close: Vec<&str> = names(table)
+        .into_iter()
+        .filter(|n| !lower.is_empty() && n.contains(lower.as_str()))
+        .collect();
+    if let [one] = close[..] {
+        return Err(Error::Msg(format!(
+            "unknown {kind} `{name_or_path}`: did you mean `{one}`? available: {available}"
+        )));
     }
     Err(Error::Unknown {
         kind,
         name: name_or_path.to_string(),
-        available: names(table).join(", "),
+        available,
     })
 }
 
