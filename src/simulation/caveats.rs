@@ -2,12 +2,14 @@
 //! own numbers do not decide: a hardware profile no recorded run was fitted on, a speculative
 //! accept length servesim assumed rather than was given, or steps priced beyond the measured
 //! kernel tables; or a deployment where published real runs are known to differ from servesim
-//! in a way it does not model (the closed-loop first wave, early-2025 MLA decode).
+//! in a way it does not model (the closed-loop first wave, early-2025 MLA decode, gpt-oss's
+//! MXFP4 experts on SGLang).
 use super::{RunOutput, Scenario};
 use crate::cost::breakdown::Component;
 use crate::cost::kernels::explain::EXTRAPOLATED;
 use crate::metrics::BenchMetrics;
 use crate::spec::hardware::HardwareProfile;
+use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
 use crate::spec::version::Version;
 
@@ -93,8 +95,9 @@ const FIRST_WAVE_EXCESS_MEDIAN_MS: f64 = 509.0;
 
 /// "first wave" when an SGLang run is closed-loop (rate inf, a concurrency cap) and the first
 /// wave's unmodelled wait, spread over the run's requests, moves the mean TTFT by ≥ 10%: the
-/// real first `c` requests have waited 0.24–3.4 s longer than simulated on 9 of 11 published
-/// runs, for no cause the sources settle (ttft-notes §3), so the simulated mean reads low.
+/// real first `c` requests have waited 0.24–3.4 s longer than simulated on 9 of 11 cookbook
+/// runs, for no cause the sources settle (ttft-notes §3), so the simulated mean reads low; on
+/// benchmaq's 0.5.9 H100 servers only the first run after a start did (p010-benchmaq-notes §1).
 pub fn closed_loop_first_wave(sc: &Scenario, metrics: &BenchMetrics) -> Option<String> {
     // Only inside the published runs' range of caps: at c1 no such wait shows (ttft-notes §2).
     let c = sc.client.max_concurrency.filter(|&c| c >= 16)?;
@@ -111,11 +114,12 @@ pub fn closed_loop_first_wave(sc: &Scenario, metrics: &BenchMetrics) -> Option<S
     };
     (shift_ms >= 5.0 && shift_ms >= 0.1 * mean_ms).then(|| {
         format!(
-            "closed loop at --max-concurrency {c}: in 9 of 11 published SGLang runs like this \
-             (c16–c100), the first {c} requests waited 0.24–3.4 s longer than a warmed server \
-             (median 0.51 s; validation/public/ttft-notes.md §3), which servesim does not model: \
-             the real mean TTFT may be ≈ {shift_ms:.0} ms above the simulated {mean_ms:.0} ms; \
-             {median}"
+            "closed loop at --max-concurrency {c}: in 9 of 11 cookbook SGLang runs like this \
+             (c16–c100, B200 and A100, 0.5.6) the first {c} requests waited 0.24–3.4 s longer \
+             than a warmed server (median 0.51 s; validation/public/ttft-notes.md §3), though on \
+             an H100 deployment of 0.5.9 only a server's first run did (p010-benchmaq-notes.md); \
+             servesim does not model it: the real mean TTFT may be up to ≈ {shift_ms:.0} ms above \
+             the simulated {mean_ms:.0} ms; {median}"
         )
     })
 }
@@ -136,6 +140,26 @@ pub fn early_mla_decode(sc: &Scenario) -> Option<String> {
              slower per step than servesim prices in 3 of 4 sources (validation/public/\
              p007-notes.md, validation/step-bench-notes.md §2); the cause is not settled, so \
              treat TPOT as optimistic and throughput as high",
+            sc.model.name
+        )
+    })
+}
+
+/// "MXFP4 experts rough" for a model with MXFP4 experts (gpt-oss) on an SGLang server: over the
+/// 38 SGLang gpt-oss runs servesim replays (seed 003's 8 on A100 at 0.5.1; public P003 on B200
+/// at 0.5.6 and P012–P014 on H100 / H200 / A100 at 0.5.8.post1; GPUStack's 4 on A100 / H100 at
+/// 0.5.3–0.5.4.post2) its median |error| is 46% on median TPOT and 65% on output throughput,
+/// with both signs: the MXFP4 MoE kernels SGLang picks per GPU and release are not priced
+/// reliably (A100's slow path is a fit on seed 003 that the 0.5.8.post1 runs contradict).
+pub fn mxfp4_on_sglang(sc: &Scenario) -> Option<String> {
+    (sc.server.weight_format == WeightFormat::Mxfp4 && sc.server.vllm.is_none()).then(|| {
+        format!(
+            "{} (MXFP4 experts) on SGLang: on the 38 recorded and published SGLang gpt-oss runs \
+             servesim replays (A100, H100, H200, B200; SGLang 0.5.1–0.5.8.post1) its median \
+             error is 46% on TPOT and 65% on throughput, in both directions (validation/\
+             gpustack/gpt-oss-notes.md, validation/public/p010-benchmaq-notes.md): SGLang's \
+             MXFP4 MoE kernels per GPU and release are not priced reliably; treat this run as \
+             rough",
             sc.model.name
         )
     })

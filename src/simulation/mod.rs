@@ -301,6 +301,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     notes.extend(caveats::assumed_accept_length(&sc.server));
     notes.extend(caveats::multi_node_group(&sc.hardware, &sc.server));
     notes.extend(caveats::early_mla_decode(sc));
+    notes.extend(caveats::mxfp4_on_sglang(sc));
     notes.extend(caveats::closed_loop_first_wave(sc, &metrics));
     notes.extend(client_bound_note(
         sc.client_send_ns(),
