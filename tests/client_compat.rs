@@ -305,7 +305,14 @@ fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
     assert!(!mla("0.4.7").contains("MLA decoded"));
     // gpt-oss's MXFP4 experts on SGLang: rough; on vLLM (Marlin, sourced) no such note.
     let gpt_oss = |engine: &str| {
-        run(&["--model", "gpt-oss-20b", "--max-concurrency", "1", "--engine", engine])
+        run(&[
+            "--model",
+            "gpt-oss-20b",
+            "--max-concurrency",
+            "1",
+            "--engine",
+            engine,
+        ])
     };
     assert!(gpt_oss("sglang").contains("gpt-oss-20b (MXFP4 experts) on SGLang"));
     assert!(!gpt_oss("vllm").contains("MXFP4 experts"));
