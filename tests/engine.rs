@@ -405,6 +405,7 @@ mod radix {
                     prompt_len: system + question,
                     output_len: 16,
                     cached_prefix: 0,
+                    cached_rank: None,
                     prefix_group: Some(g),
                     prefix_len: system,
                 });

@@ -11,6 +11,9 @@ pub struct ClientRequest {
     pub output_len: u64,
     /// Prompt tokens already in the radix cache when it arrives (e.g. the warm-up's prompt).
     pub cached_prefix: u64,
+    /// The data-parallel rank whose cache holds `cached_prefix` (each rank has its own radix
+    /// cache); `None`: whichever rank the request is routed to.
+    pub cached_rank: Option<usize>,
     /// Shared-prefix group (system prompt, or earlier turns of a conversation).
     pub prefix_group: Option<u64>,
     /// Leading prompt tokens shared within the group.

@@ -21,6 +21,15 @@ impl Router {
         }
     }
 
+    /// `method`, with round robin's counter at `start` (the generate requests the server's DP
+    /// controller has routed before this run: earlier runs and this run's warm-ups).
+    pub fn starting_at(method: LoadBalanceMethod, start: usize) -> Router {
+        match Router::new(method) {
+            Router::RoundRobin if start > 0 => Router::RoundRobinAt(start),
+            r => r,
+        }
+    }
+
     /// Picks one of `n` replicas (`load(r)`: replica r's waiting + running requests, asked
     /// only by shortest queue); advances round robin.
     pub fn pick(&mut self, n: usize, load: impl Fn(usize) -> u64) -> usize {
@@ -31,7 +40,7 @@ impl Router {
                 0
             }
             Router::RoundRobinAt(i) => {
-                *self = Router::RoundRobinAt((i + 1) % n);
+                *self = Router::RoundRobinAt((i % n + 1) % n);
                 i % n
             }
             Router::ShortestQueue => (0..n).min_by_key(|&i| (load(i), i)).unwrap_or(0),
@@ -45,6 +54,9 @@ mod tests {
     #[test]
     fn round_robin_cycles_and_shortest_queue_breaks_ties_low() {
         let mut r = Router::RoundRobin;
+        let mut late = Router::starting_at(LoadBalanceMethod::RoundRobin, 5);
+        let late_picks: Vec<usize> = (0..3).map(|_| late.pick(2, |_| 0)).collect();
+        assert_eq!(late_picks, vec![1, 0, 1]);
         let picks: Vec<usize> = (0..5).map(|_| r.pick(3, |_| 0)).collect();
         assert_eq!(picks, vec![0, 1, 2, 0, 1]);
         let mut s = Router::ShortestQueue;

@@ -170,7 +170,11 @@ impl Sim<'_> {
         let local = rep
             .sched
             .add_request(req.prompt_len, self.client[i].out_len);
-        rep.sched.set_cached_prefix(local, req.cached_prefix);
+        let cached = match req.cached_rank {
+            Some(rank) if rank != r => 0,
+            _ => req.cached_prefix,
+        };
+        rep.sched.set_cached_prefix(local, cached);
         if let Some(g) = req.prefix_group {
             rep.sched.set_prefix_group(local, g, req.prefix_len);
         }

@@ -245,8 +245,15 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
         dispatch_ns = rows.iter().map(|r| r.dispatch_ns.unwrap_or(0)).collect();
         dispatch_end_ns = dispatch_ns.iter().copied().max().unwrap_or(0);
     }
-    let warm_cached = plan.warm_first && sc.server.radix_cache;
-    let held = prior_held(sc, rows.len());
+    let ranks = round_robin_ranks(sc);
+    let warm_cached =
+        plan.warm_first && sc.server.radix_cache && ranks.warmup_shares_rank_of_request_0();
+    let held = prior_held(sc, rows.len(), ranks);
+    // Under round-robin DP a prior run's prompt is held on one rank only: the rank this run's
+    // request of the same index is routed to (`client::prior`), which the router then follows.
+    let held_rank = |i: usize| {
+        (ranks.dp > 1).then(|| ranks.rank_of(ranks.counter_after(&sc.client.prior_runs), i))
+    };
     // The rows are dropped here: a fresh vector (not an in-place collect, which would keep the
     // rows' larger allocation for the whole run).
     let mut requests = Vec::with_capacity(rows.len());
@@ -261,6 +268,7 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
                 crate::client::prior::cached_prefix(r.prompt_len, h) / page * page
             })
         },
+        cached_rank: held_rank(i),
         prefix_group: r.prefix_group,
         prefix_len: r.prefix_len.min(r.prompt_len),
     }));
@@ -327,7 +335,23 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
 /// `--prior-runs`: the longest earlier prompt of each index still in the radix cache (empty
 /// when there is none: no radix cache, a flush after the warm-up, or a dataset whose prompts
 /// differ between runs; `random-ids` draws its offsets after the lengths, per run).
-fn prior_held(sc: &Scenario, n: usize) -> Vec<u64> {
+/// How SGLang's DP controller spreads this run's requests over its data-parallel ranks, when
+/// that is fixed in advance: round robin (the default) over `dp` > 1 SGLang ranks, counting the
+/// run's warm-ups; a single rank otherwise (shortest-queue routing depends on the load, and
+/// vLLM's engine balances its own way, so their hits stay rank-agnostic).
+fn round_robin_ranks(sc: &Scenario) -> crate::client::prior::RoundRobinRanks {
+    use crate::client::prior::RoundRobinRanks;
+    let round_robin = sc.server.router == crate::spec::server::LoadBalanceMethod::RoundRobin;
+    match sc.server.dp > 1 && round_robin && sc.server.vllm.is_none() && sc.pd.is_none() {
+        true => RoundRobinRanks {
+            dp: sc.server.dp as usize,
+            warmups: sc.client.warmup_requests,
+        },
+        false => RoundRobinRanks::SINGLE,
+    }
+}
+
+fn prior_held(sc: &Scenario, n: usize, ranks: crate::client::prior::RoundRobinRanks) -> Vec<u64> {
     let c = &sc.client;
     if c.prior_runs.is_empty()
         || !sc.server.radix_cache
@@ -338,12 +362,17 @@ fn prior_held(sc: &Scenario, n: usize) -> Vec<u64> {
     {
         return Vec::new();
     }
-    crate::client::prior::held_prompt_lens(
+    let draws = crate::client::prior::PriorDraws {
+        seed: c.seed as u32,
+        output_min_one: sc.flavour().output_min_one,
+        less_special: crate::client::dataset::random_special_tokens(c.bench_version, &sc.model),
+    };
+    crate::client::prior::held_prompt_lens_drawn(
         &c.prior_runs,
-        c.seed as u32,
-        sc.flavour().output_min_one,
+        draws,
         n,
         sc.server.kv_pool_tokens,
+        ranks,
     )
 }
 
@@ -421,7 +450,11 @@ fn unified(sc: &Scenario, input: &SimInput) -> Result<crate::engine::sim::SimOut
     simulate_replicas(
         input,
         scheds,
-        Router::new(sc.server.router),
+        // Round robin resumes where the earlier runs and this run's warm-ups left the counter.
+        Router::starting_at(sc.server.router, {
+            let ranks = round_robin_ranks(sc);
+            ranks.rank_of(ranks.counter_after(&sc.client.prior_runs), 0)
+        }),
         sc.server.dp_attention,
         cost.as_ref(),
     )

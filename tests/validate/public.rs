@@ -416,3 +416,55 @@ fn jsonl_summary_check_replays_the_real_totals_and_keys() {
         }
     }
 }
+
+/// Round-robin data parallelism (benchmaq's Llama-3.1-70B TP4×DP2, SGLang 0.5.9): the DP
+/// controller hands every generate request, warm-ups included, to the next rank, and each rank
+/// has its own radix cache. A run is 1 warm-up + 100 requests, so (p010-benchmaq-notes §2):
+/// request 0 lands on the other rank than its warm-up (P011-00 prefills every prompt token, as
+/// its log's total), the run just before sits on the other rank (P011-01 finds nothing of
+/// P011-00), and two runs back is the same rank (P011-02 finds P011-00's 1024-token prompts,
+/// each but its last token, and none of P011-01's longer ones).
+#[test]
+fn under_dp_round_robin_prior_prompts_are_hits_only_on_their_own_rank() {
+    use servesim::client::dataset::random::sample_random_lengths;
+    use servesim::validate::replay::{scenario_for, with_prior_runs};
+    let m = public_manifest();
+    let args_of = |id: &str| {
+        let e = m.entry(id)?;
+        let log = parse_log_file(&m.log_path(e)).ok()?;
+        log.runs.get(e.run).map(|r| r.args.clone())
+    };
+    let prefilled = |id: &str, with_prior: bool| {
+        let e = m.entry(id).unwrap();
+        let log = parse_log_file(&m.log_path(e)).unwrap();
+        let run = &log.runs[e.run];
+        let cold = Overrides::default();
+        let ov = match with_prior {
+            true => with_prior_runs(&cold, e, &run.args, args_of).unwrap(),
+            false => cold,
+        };
+        let mut sc = scenario_for(run, Some(e), &ov, &e.file).unwrap().scenario;
+        assert_eq!((sc.server.dp, sc.server.page_size), (2, 1), "{id}");
+        sc.record_timeline = true;
+        let out = servesim::simulation::run(&sc).unwrap();
+        let computed: u64 = out.timeline.iter().map(|s| s.prefill_tokens).sum();
+        (computed, run.metrics.total_input_tokens)
+    };
+    let (computed, total) = prefilled("P011-00", false);
+    assert_eq!(computed, total, "the warm-up's rank is not request 0's");
+    assert_eq!(prefilled("P011-01", true).0, prefilled("P011-01", false).0);
+    let (warm, _) = prefilled("P011-02", true);
+    let (cold, _) = prefilled("P011-02", false);
+    // By hand: prompt i of P011-02 (4096-token draws) shares min(L, P) tokens with P011-00's
+    // (1024-token draws), less the re-tokenized cut where the lengths differ; bench_serving
+    // 0.5.9 counts each Llama prompt one token (the BOS) under its draw, in both runs; and the
+    // server computes at least one token of every prompt (a whole-prompt hit recomputes one).
+    let p00 = sample_random_lengths(1, 100, 1024, 128, 0.0, false);
+    let p02 = sample_random_lengths(1, 100, 4096, 128, 0.0, false);
+    let shared: u64 = p00
+        .iter()
+        .zip(&p02)
+        .map(|(a, b)| ((a.0 - 1).min(b.0 - 1) - u64::from(a.0 != b.0)).min(b.0 - 2))
+        .sum();
+    assert_eq!(cold - warm, shared);
+}

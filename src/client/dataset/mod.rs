@@ -65,11 +65,8 @@ fn random_prompt_less_special_tokens(
     bench_version: Version,
     model: &ModelSpec,
 ) -> Vec<DatasetRow> {
-    let special = match TokenizerFamily::for_model(model) {
-        Some(TokenizerFamily::Llama3) => 1,
-        _ => 0,
-    };
-    if bench_version < RANDOM_LESS_SPECIAL_TOKENS_FROM || special == 0 {
+    let special = random_special_tokens(bench_version, model);
+    if special == 0 {
         return rows;
     }
     rows.into_iter()
@@ -78,6 +75,16 @@ fn random_prompt_less_special_tokens(
             ..r
         })
         .collect()
+}
+
+/// The special tokens bench_serving `bench_version` takes off each drawn random prompt length
+/// for `model` (1 for Llama-3's BOS from 0.5.9, else 0): earlier runs' prompts
+/// (`client::prior`) are counted the same way as this run's.
+pub fn random_special_tokens(bench_version: Version, model: &ModelSpec) -> u64 {
+    match TokenizerFamily::for_model(model) {
+        Some(TokenizerFamily::Llama3) if bench_version >= RANDOM_LESS_SPECIAL_TOKENS_FROM => 1,
+        _ => 0,
+    }
 }
 
 /// Builds the dataset's rows in bench_serving's order, drawing from the shared numpy RNG `rng`
