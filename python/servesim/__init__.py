@@ -61,7 +61,22 @@ def cli(*args: Any) -> str:
 
     ``servesim.cli("run", "--tp", "2")`` is the command line ``servesim run --tp 2``; raises
     :class:`ServesimError` with the CLI's message where the command would fail."""
-    code, text = _native.execute([os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
+    code, text, _ = _native.execute([os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
+    if code != 0:
+        raise ServesimError(text, code)
+    return text
+
+
+#: Exit code of a command whose answer is "none" (``plan`` with no qualifying candidate).
+NO_ANSWER = 3
+
+
+def _cli_answer(*args: Any) -> str:
+    """:func:`cli`, except that an answer of "none" (exit code 3) returns what the command
+    printed instead of raising."""
+    code, text, stdout = _native.execute([os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args])
+    if code == NO_ANSWER:
+        return stdout
     if code != 0:
         raise ServesimError(text, code)
     return text
@@ -205,12 +220,15 @@ def plan(grid: Optional[Mapping[str, Any]] = None, /, **flags: Any) -> Dict[str,
     """Finds the cheapest deployment meeting latency SLOs at a target rate, or the one
     sustaining the highest rate within a budget (``servesim plan``), and returns the CLI's JSON
     as a dict. Give ``target_rate`` or ``budget_per_hour``, SLOs such as ``slo_tpot_p99`` and a
-    grid of ``run`` flags as in :func:`sweep` (``hardware=[...], tp=[1, 2, 4, 8]``)."""
+    grid of ``run`` flags as in :func:`sweep` (``hardware=[...], tp=[1, 2, 4, 8]``). When no
+    candidate meets the goal (the CLI's exit code 3) the dict is returned all the same, with no
+    recommendation and each candidate's reason."""
     merged: Dict[str, Any] = dict(grid or {})
     merged.update(flags)
     _reserved(merged, ["format"], "plan")
     merged.setdefault("quiet", True)
-    out = cli("plan", *_flags(merged, grid=True, command="plan"), "--format=json")
+    # No qualifying candidate is an answer (the CLI exits 3): the JSON says why each fails.
+    out = _cli_answer("plan", *_flags(merged, grid=True, command="plan"), "--format=json")
     return json.loads(out)
 
 

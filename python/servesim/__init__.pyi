@@ -12,6 +12,8 @@ __version__: str
 _Path = Union[str, "os.PathLike[str]"]
 _Axis = Union[str, int, float, bool, Sequence[Union[str, int, float, bool]], range]
 
+NO_ANSWER: int
+
 class ServesimError(Exception):
     """A command failed: `str(err)` is the CLI's stderr line, `exit_code` its exit status."""
 

@@ -5,15 +5,17 @@
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `servesim ARGS…` and returns `(exit_code, text)`: the command's stdout when the code is
-/// 0, else the one line the CLI prints on stderr (`error: …`). A panic (a servesim bug) comes
-/// back as code 101 with its message instead of unwinding into the interpreter.
+/// Runs `servesim ARGS…` and returns `(exit_code, text, stdout)`: `text` is the command's stdout
+/// when the code is 0, else the one line the CLI prints on stderr (`error: …`); `stdout` is what
+/// the command printed either way (for code 3, `plan`'s answer that no candidate qualifies). A
+/// panic (a servesim bug) comes back as code 101 with its message instead of unwinding into the
+/// interpreter.
 #[pyfunction]
-fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String) {
+fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String, String) {
     py.detach(
         || match catch_unwind(AssertUnwindSafe(|| servesim::cli::execute(&args))) {
-            Ok(Ok(stdout)) => (0, stdout),
-            Ok(Err(e)) => (e.code, e.message),
+            Ok(Ok(stdout)) => (0, stdout.clone(), stdout),
+            Ok(Err(e)) => (e.code, e.message, e.stdout),
             Err(panic) => {
                 let what = panic
                     .downcast_ref::<&str>()
@@ -23,6 +25,7 @@ fn execute(py: Python<'_>, args: Vec<String>) -> (i32, String) {
                 (
                     101,
                     format!("error: internal error (a servesim bug, please report it): {what}"),
+                    String::new(),
                 )
             }
         },

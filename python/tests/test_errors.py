@@ -1,5 +1,6 @@
 """Bad input raises `servesim.ServesimError` carrying the line the CLI prints on stderr and its
 exit code, and the interpreter goes on (no abort, no panic escaping into Python)."""
+import json
 import subprocess
 import sys
 
@@ -50,6 +51,17 @@ def test_other_commands_raise_the_cli_message(cli_run, tmp_path):
     with pytest.raises(servesim.ServesimError) as info:
         servesim.plan(target_rate=1, tp=[1, 2])
     assert (str(info.value), info.value.exit_code) == (err.strip(), code)
+
+    # No qualifying candidate is an answer, not an error: the CLI prints it and exits 3, the
+    # API returns it (a 0.5 ms P99 TTFT is below any prefill, so nothing can meet it).
+    args = dict(target_rate=2, slo_ttft_p99=0.5, num_prompts=50, random_input_len=256)
+    code, out, _ = cli_run(
+        "plan", "--target-rate", "2", "--slo-ttft-p99", "0.5", "--num-prompts", "50",
+        "--random-input-len", "256", "--quiet", "--format", "json",
+    )
+    assert code == servesim.NO_ANSWER == 3
+    got = servesim.plan(**args)
+    assert got == json.loads(out) and got["recommended"] is None and got["candidates"]
 
     code, _, err = cli_run("plan", "--slo-tpot-p99", "50", "--tp", "1,2")
     assert code == 2

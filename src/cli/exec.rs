@@ -10,8 +10,12 @@ use super::{clap_error_line, dispatch, parse_cli};
 pub struct CliError {
     /// `error: …`, exactly as the CLI prints it (one line).
     pub message: String,
-    /// 2 for a command-line (flag) error, 1 for any other failure.
+    /// 2 for a command-line (flag) error, 3 for an answer of "none" (`plan` with no qualifying
+    /// candidate: `Error::NoAnswer`), 1 for any other failure.
     pub code: i32,
+    /// What the command printed on stdout before it failed: the answer itself for code 3 (the
+    /// plan's table or JSON), usually empty otherwise.
+    pub stdout: String,
 }
 
 impl std::fmt::Display for CliError {
@@ -32,6 +36,7 @@ pub fn execute(args: &[String]) -> Result<String, CliError> {
             return Err(CliError {
                 message: clap_error_line(&e),
                 code: 2,
+                stdout: String::new(),
             })
         }
         Err(e) => return Ok(e.to_string()),
@@ -41,7 +46,8 @@ pub fn execute(args: &[String]) -> Result<String, CliError> {
         Ok(()) => Ok(String::from_utf8_lossy(&out).into_owned()),
         Err(e) => Err(CliError {
             message: format!("error: {e}"),
-            code: 1,
+            code: e.exit_code(),
+            stdout: String::from_utf8_lossy(&out).into_owned(),
         }),
     }
 }

@@ -304,7 +304,13 @@ fn per_gpu_text(p: &Plan) -> String {
 
 /// The plan as pretty JSON.
 pub fn json(p: &Plan) -> String {
-    let mut s = serde_json::to_string_pretty(p).expect("plan serializes");
+    let mut v = serde_json::to_value(p).expect("plan serializes");
+    // The recommendation by grid index, `null` when no candidate meets the goal (exit code 3).
+    if let Some(map) = v.as_object_mut() {
+        let best = p.best().map_or(serde_json::Value::Null, |c| c.index.into());
+        map.insert("recommended".into(), best);
+    }
+    let mut s = serde_json::to_string_pretty(&v).expect("plan serializes");
     s.push('\n');
     s
 }
