@@ -17,13 +17,14 @@ out=validation/public/RESULTS.md
   echo "\`scripts/public_results.sh\` (it runs \`servesim validate --manifest $manifest --cost-model M\`)."
   echo "\`med TPOT/ITL\` is the median TPOT, or the median ITL where the client prints no TPOT block (marked)."
   echo
-  echo "Sources (85 results): SGLang cookbook pages (sgl-project/sgl-cookbook @7b5bd9c) for Qwen3-235B-A22B-Instruct-2507,"
+  echo "Sources (86 results): SGLang cookbook pages (sgl-project/sgl-cookbook @7b5bd9c) for Qwen3-235B-A22B-Instruct-2507,"
   echo "DeepSeek-R1-0528 and gpt-oss-120b on 8x B200 (TP8, sglang 0.5.6 / 0.5.6.post1) and Llama-3.1-70B on 8x A100 (TP8,"
   echo "0.5.6); kvcached's overhead benchmark (ovg-project/kvcached @f5330bc): Llama-3.2-3B on one A100-80G, plain SGLang"
   echo "0.4.6.post2, 8/16/32 req/s; SGLang PR #2738's logs (DataCrunch, sgl-project/sglang @26db155/@49f7815): DeepSeek-V3"
   echo "FP8 on 8x H200 (TP8, DP attention, fp8_e5m2 KV), sglang 0.4.1 and 0.4.1.post4, random 1024/1024 at 1/2/4/8 req/s;"
   echo "benchmaq (Scicom AI, llm-benchmaq @3e344dd, RunPod): Qwen3-8B, Qwen3-14B and Llama-3.1-70B on 8x H100 (sglang 0.5.9) and"
-  echo "gpt-oss-120b on 8x H100, H200 and A100 (0.5.8.post1), TP4xDP2 and TP8, random 1024-8192/128, 100 prompts at c100."
+  echo "gpt-oss-120b on 8x H100, H200 and A100 (0.5.8.post1), TP4xDP2 and TP8, random 1024-8192/128, 100 prompts at c100;"
+  echo "SGLang PR #7631 (June 2025): DeepSeek-V3-0324 FP8 on 8x H20, TP8, random 1024/512 x200 at c8 (read as 0.4.8; roofline only)."
   echo "Left out: SGLang PR #6939 (DeepSeek-V3 on 8x B200, June 2025)"
   echo "is the source of seed log 004, so it is in sample; SGLang servers measured with vLLM's client are listed in"
   echo "vllm-candidates.md; other candidates and why they were skipped: skipped-sources.md."
@@ -39,5 +40,7 @@ out=validation/public/RESULTS.md
   cat validation/public/ttft-notes.md
   echo
   cat validation/public/p010-benchmaq-notes.md
+  echo
+  cat validation/public/p016-h20-notes.md
 } > "$out"
 echo "wrote $out"
