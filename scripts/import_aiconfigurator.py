@@ -70,6 +70,11 @@ VLLM_SYSTEMS = {"a100_sxm": "0.14.0", "h100_sxm": "0.24.0", "h200_sxm": "0.24.0"
 MOE_DISTRIBUTION = "power_law_1.2"
 GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}
 MOE_DTYPES = {"bfloat16": "bf16", "fp8_block": "fp8_block", "w4a16_mxfp4": "mxfp4"}
+# SGLang only: MXFP4 experts with MXFP8 activations, the kernel SGLang serves gpt-oss with on
+# sm100 (flashinfer_mxfp4 at the default precision quantizes activations with mxfp8_quantize:
+# sglang 0.5.6 layers/quantization/mxfp4.py:636-637), kept from its Mxfp4MoEMethod lane only
+# (the other lane, sglang_mxfp4_flashinfer_trtllm_moe, is DeepSeek-V4's FP4-expert method).
+SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe")}
 KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
 VALUE_FMT = "{:.4g}"
 # Reference points written to the test vectors: (system, SGLang version, op, key, axis value).
@@ -86,6 +91,7 @@ VECTORS = [
     ("h100_sxm", "0.5.6.post2", "gemm", ("bf16", 4096, 4096), 64),
     ("h200_sxm", "0.5.10", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
     ("b200_sxm", "0.5.9", "custom_allreduce", (8, "eager"), 1048576),
+    ("b200_sxm", "0.5.14", "moe", ("mxfp4_mxfp8", 2880, 2880, 4, 128, 8, 1), 64),
 ]
 
 
@@ -217,9 +223,17 @@ def convert(src, out, system, version, fw="sglang", nccl=True):
                                  "kv_len" if op.startswith("generation") else "isl", rows)
     rel = f"{system}/moe/{fw}/{v}/moe_perf.parquet"
     if src.exists(rel):
-        rows = [((MOE_DTYPES[r["moe_dtype"]], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"],
+        extra = SGLANG_MOE_EXTRA if fw == "sglang" else {}
+
+        def moe_name(r):
+            if r["moe_dtype"] in MOE_DTYPES:
+                return MOE_DTYPES[r["moe_dtype"]]
+            name, source = extra.get(r["moe_dtype"], (None, None))
+            return name if r["kernel_source"] == source else None
+
+        rows = [((moe_name(r), r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"],
                   r["moe_tp_size"], r["moe_ep_size"]), r["num_tokens"], r["latency"])
-                for r in src.rows(rel) if r["moe_dtype"] in MOE_DTYPES and r["distribution"] == MOE_DISTRIBUTION]
+                for r in src.rows(rel) if moe_name(r) and r["distribution"] == MOE_DISTRIBUTION]
         tables["moe"] = write_table(out, system, v, "moe", rel,
                                     ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"], "tokens", rows)
     rel = f"{system}/comm/{fw}/{v}/custom_allreduce_perf.parquet"

@@ -52,6 +52,11 @@
 //!     (FA2 paper) but 35% of the H100's (FA3 paper), a ratio of 0.48.
 //!   - the price never drops under the tables' measured native `mxfp4` row at the same shape
 //!     (`cost/kernels`): that wgmma kernel is what vLLM picks on sm90 whenever it can.
+//! - **Which bundled table rows price the experts** ([`moe_table_dtypes`]): SGLang on sm100
+//!   the MXFP8-activation rows (`mxfp4_mxfp8`, the FlashInfer call it makes by default);
+//!   elsewhere `mxfp4`, which on sm90 measured the bf16-upcast Triton fused MoE, not the
+//!   `triton_kernels` `matmul_ogs` SGLang serves at ep_size 1 ([`table_provenance`]; no
+//!   timing at these shapes, not repriced: validation/gpustack/gpt-oss-notes.md, hoss).
 //! - **vLLM on sm90 from 0.11.1 (not read) and sm100 without table rows:** the grouped-GEMM
 //!   efficiency (`moe_gemm`) (triton_kernels `matmul_ogs` / FlashInfer; the bundled tables
 //!   normally price it).
@@ -115,6 +120,46 @@ fn sm_clock_source(hw: &HardwareProfile) -> String {
             "no SM figures in the profile: the A100 SXM4's assumed".into()
         }
         _ => "no SM figures in the profile: the H100 SXM's assumed".into(),
+    }
+}
+
+/// The bundled MoE table dtypes (`hardware-profiles/kernels/<system>/<version>/moe.txt`) to
+/// price this server's MXFP4 experts with, best first: the rows AIConfigurator measured with
+/// the kernel the server runs.
+///
+/// - **SGLang on sm100 (B200): `mxfp4_mxfp8` first.** Every release read (0.5.1, 0.5.3, 0.5.6,
+///   0.5.8.post1, 0.5.10, 0.5.14 wheels) sets `moe_runner_backend = "flashinfer_mxfp4"` for an
+///   MXFP4 gpt-oss on sm100 (`server_args.py`, GptOss block; 0.5.6 and 0.5.8.post1 unless
+///   `--enable-piecewise-cuda-graph`, off by default), and at the default
+///   `flashinfer_mxfp4_moe_precision = "default"` its `Mxfp4MoEMethod.apply` quantizes the
+///   activations with `mxfp8_quantize` before `trtllm_fp4_block_scale_moe` (0.5.6
+///   `layers/quantization/mxfp4.py:636-637`; 0.5.8.post1 :628-629). AIConfigurator's collector
+///   measures that call as `w4a8_mxfp4_mxfp8` (precision "default") and its `w4a16_mxfp4` rows
+///   with precision "bf16" (`collector/sglang/collect_moe.py` `_mxfp4_activation_precision`),
+///   a different, slower kernel (bf16 activations): the `mxfp4` rows are the fallback.
+/// - **Everything else: `mxfp4`.** On sm90 those rows measured SGLang's Triton fused MoE over
+///   weights upcast to bf16 at load, not the `triton_kernels` `matmul_ogs` SGLang serves at
+///   `ep_size` 1 (see [`table_provenance`]).
+pub fn moe_table_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static str] {
+    if server.vllm.is_none() && hw.arch == Arch::Blackwell {
+        &["mxfp4_mxfp8", "mxfp4"]
+    } else {
+        &["mxfp4"]
+    }
+}
+
+/// What the bundled table's MXFP4 MoE rows (`dtype`) measured against what this server runs,
+/// for `--explain`; empty where they are the same kernel.
+pub fn table_provenance(hw: &HardwareProfile, server: &ServerConfig, dtype: &str) -> String {
+    match (server.vllm.is_none(), hw.arch, dtype) {
+        (true, Arch::Blackwell, "mxfp4_mxfp8") => "; FlashInfer trtllm-gen MXFP4 x MXFP8 MoE, the kernel SGLang runs on sm100 (flashinfer_mxfp4, default precision)".into(),
+        (true, Arch::Blackwell, _) => "; rows measured with bf16 activations (AIConfigurator w4a16_mxfp4): SGLang serves MXFP8 activations on sm100".into(),
+        // SGLang 0.5.3-0.5.14 `server_args.py`: `auto` becomes `triton_kernel` at ep_size 1
+        // when `triton_kernels` imports; otherwise Mxfp4MoEMethod upcasts to bf16 at load and
+        // runs the Triton fused MoE, the kernel the rows measured.
+        (true, Arch::Hopper, _) if !server.expert_parallel.as_ref().is_some_and(|e| e.ep_size > 1) => "; rows measured SGLang's Triton fused MoE over weights upcast to bf16 at load (AIConfigurator w4a16_mxfp4, backend triton on sm90); SGLang serves ep_size 1 with triton_kernels matmul_ogs over the packed MXFP4 weights, no measured timing at these shapes: not repriced (validation/gpustack/gpt-oss-notes.md)".into(),
+        (true, Arch::Hopper, _) => "; SGLang's Triton fused MoE over bf16-upcast weights: what SGLang runs at ep_size > 1".into(),
+        _ => String::new(),
     }
 }
 

@@ -2,7 +2,8 @@
 //! AIConfigurator's parquet files (tests/data/kernel_vectors.txt, written by
 //! scripts/import_aiconfigurator.py), monotonicity of every bundled model × system, agreement
 //! in magnitude with the roofline, `--explain` consistency, and bad `--kernel-db` input.
-//! Decode-step bounds and the MoE / overhead repricings in `decode.rs`.
+//! Decode-step bounds and the MoE / overhead repricings in `decode.rs`; which rows price
+//! MXFP4 experts in `mxfp4.rs`.
 #[path = "../common/mod.rs"]
 mod common;
 
@@ -13,6 +14,7 @@ use servesim::spec::bundled::{load_hardware, load_model, model_names};
 use servesim::spec::server::{ServerConfig, ServerFlags};
 
 mod decode;
+mod mxfp4;
 
 #[test]
 fn bundled_tables_hold_the_parquet_values() {

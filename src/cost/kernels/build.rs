@@ -25,12 +25,14 @@ fn gemm_dtypes(w: WeightFormat) -> &'static [&'static str] {
     }
 }
 
-fn moe_dtype(w: WeightFormat) -> Option<&'static str> {
-    match w {
-        WeightFormat::Bf16 => Some("bf16"),
-        WeightFormat::Fp8 => Some("fp8_block"),
-        WeightFormat::Mxfp4 => Some("mxfp4"),
-        WeightFormat::W8a8Int8 => None,
+/// MoE table dtypes to try for the checkpoint's routed experts, best first (MXFP4: the rows
+/// that measured the kernel the server runs, `cost::mxfp4::moe_table_dtypes`).
+fn moe_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static str] {
+    match server.weight_format {
+        WeightFormat::Bf16 => &["bf16"],
+        WeightFormat::Fp8 => &["fp8_block"],
+        WeightFormat::Mxfp4 => crate::cost::mxfp4::moe_table_dtypes(hw, server),
+        WeightFormat::W8a8Int8 => &[],
     }
 }
 
@@ -413,9 +415,10 @@ impl KernelCost {
         };
         let imbalance = roof.ep_rows(1.0);
         let mut experts_rows_scale = imbalance;
-        let (experts, experts_note) = match (&model.moe, moe_dtype(server.weight_format)) {
-            (Some(m), Some(d)) => {
-                let want = |(moe_tp, ep): (u64, u64)| {
+        let moe_dtypes = moe_dtypes(hw, server);
+        let (experts, experts_note) = match (&model.moe, moe_dtypes.first()) {
+            (Some(m), Some(&d0)) => {
+                let want = |d: &str, (moe_tp, ep): (u64, u64)| {
                     [
                         s(d),
                         s(model.hidden_size),
@@ -426,11 +429,15 @@ impl KernelCost {
                         s(ep),
                     ]
                 };
-                let found = moe_rows_to_try(server, imbalance)
-                    .into_iter()
-                    .find_map(|(k, scale)| db.curve("moe", &want(k)).map(|c| (c, k, scale)));
+                let found = moe_dtypes.iter().find_map(|&d| {
+                    moe_rows_to_try(server, imbalance)
+                        .into_iter()
+                        .find_map(|(k, scale)| {
+                            db.curve("moe", &want(d, k)).map(|c| (c, k, scale, d))
+                        })
+                });
                 match found {
-                    Some((c, (moe_tp, ep), scale)) => {
+                    Some((c, (moe_tp, ep), scale, d)) => {
                         experts_rows_scale = scale;
                         let (c, routing) = if ep == 1 && scale == 1.0 {
                             uniform_routing(c, hw, model.hidden_size, m, moe_tp, d)
@@ -440,18 +447,19 @@ impl KernelCost {
                         (
                         Some(c),
                         format!(
-                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}{routing}",
+                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}{routing}{}",
                             m.num_experts, m.experts_per_token, m.expert_intermediate_size,
                             if ep > 1 { format!(" moe_ep {ep} at {scale:.4} × the step's tokens (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
                             else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }
-                            else { String::new() }
+                            else { String::new() },
+                            if server.weight_format == WeightFormat::Mxfp4 { crate::cost::mxfp4::table_provenance(hw, server, d) } else { String::new() }
                         ),
                     )
                     }
                     None => (
                         None,
                         format!(
-                            "roofline: no {d} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}{}",
+                            "roofline: no {d0} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}{}",
                             model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token,
                             crate::cost::mxfp4::kernel(hw, server).map_or(String::new(), |k| format!("; {}", k.describe(hw)))
                         ),
