@@ -52,6 +52,11 @@ impl RoundRobinRanks {
         moved as usize
     }
 
+    /// The rank of request 0 of the run after `runs`: where the router starts.
+    pub fn first_rank(&self, runs: &[PriorRun]) -> usize {
+        self.rank_of(self.counter_after(runs), 0)
+    }
+
     /// The rank of request `i` of a run whose first warm-up found the counter at `start`.
     pub fn rank_of(&self, start: usize, i: usize) -> usize {
         let dp = self.dp.max(1) as u64;
@@ -65,26 +70,6 @@ impl RoundRobinRanks {
     }
 }
 
-/// The longest earlier prompt of each index `0..n` still in a cache of `capacity_tokens`
-/// (0 where none is), for runs drawn with `seed` (`output_min_one`: bench_serving ≥ 0.5.6.post2),
-/// on one server without data parallelism.
-pub fn held_prompt_lens(
-    runs: &[PriorRun],
-    seed: u32,
-    output_min_one: bool,
-    n: usize,
-    capacity_tokens: u64,
-) -> Vec<u64> {
-    held_prompt_lens_on_ranks(
-        runs,
-        seed,
-        output_min_one,
-        n,
-        capacity_tokens,
-        RoundRobinRanks::SINGLE,
-    )
-}
-
 /// How an earlier run's random prompts are drawn and counted: bench_serving's `--seed`, whether
 /// its output lengths are at least 1 (≥ 0.5.6.post2), and the special tokens it takes off each
 /// drawn prompt length (`dataset::random_special_tokens`), as for this run's prompts.
@@ -95,27 +80,12 @@ pub struct PriorDraws {
     pub less_special: u64,
 }
 
-/// [`held_prompt_lens`] under round-robin data parallelism: request `i` of this run finds only
-/// what the earlier requests routed to its own rank left there, each rank's cache holding
-/// `capacity_tokens` (the newest requests first, as on one rank).
-pub fn held_prompt_lens_on_ranks(
-    runs: &[PriorRun],
-    seed: u32,
-    output_min_one: bool,
-    n: usize,
-    capacity_tokens: u64,
-    ranks: RoundRobinRanks,
-) -> Vec<u64> {
-    let draws = PriorDraws {
-        seed,
-        output_min_one,
-        less_special: 0,
-    };
-    held_prompt_lens_drawn(runs, draws, n, capacity_tokens, ranks)
-}
-
-/// [`held_prompt_lens_on_ranks`] with the prompts counted as `draws` says.
-pub fn held_prompt_lens_drawn(
+/// The longest earlier prompt of each index `0..n` still in a cache of `capacity_tokens` (0
+/// where none is), for earlier runs drawn and counted as `draws` says. Under round-robin data
+/// parallelism (`ranks`) request `i` of this run finds only what the earlier requests routed
+/// to its own rank left there, each rank's cache holding `capacity_tokens` (the newest
+/// requests first); on one rank every earlier run counts.
+pub fn held_prompt_lens(
     runs: &[PriorRun],
     draws: PriorDraws,
     n: usize,
@@ -184,6 +154,14 @@ pub fn cached_prefix(prompt_len: u64, held: u64) -> u64 {
 mod tests {
     use super::*;
 
+    /// Seed 1, bench_serving before 0.5.6.post2, no special tokens taken off.
+    const DRAWS: PriorDraws = PriorDraws {
+        seed: 1,
+        output_min_one: false,
+        less_special: 0,
+    };
+    const ONE: RoundRobinRanks = RoundRobinRanks::SINGLE;
+
     fn run(n: u64, input: u64, output: u64) -> PriorRun {
         PriorRun {
             num_prompts: n,
@@ -201,7 +179,7 @@ mod tests {
         let eighty = sample_random_lengths(1, 80, 1000, 1000, 0.0, false);
         assert_eq!(ten.iter().map(|l| l.0).sum::<u64>(), 6101);
         assert_eq!(eighty.iter().map(|l| l.0).sum::<u64>(), 39668);
-        let held = held_prompt_lens(&[run(10, 1000, 1000)], 1, false, 80, u64::MAX);
+        let held = held_prompt_lens(&[run(10, 1000, 1000)], DRAWS, 80, u64::MAX, ONE);
         for i in 0..10 {
             assert_eq!(held[i], eighty[i].0, "index {i}");
             assert_eq!(cached_prefix(eighty[i].0, held[i]), eighty[i].0);
@@ -214,10 +192,10 @@ mod tests {
         let a = sample_random_lengths(1, 3, 100, 10, 0.0, false);
         // Room for the newest request only (index 2: its prompt and output).
         let cap = a[2].0 + a[2].1;
-        let held = held_prompt_lens(&[run(3, 100, 10)], 1, false, 3, cap);
+        let held = held_prompt_lens(&[run(3, 100, 10)], DRAWS, 3, cap, ONE);
         assert_eq!(held, vec![0, 0, a[2].0]);
         // A later run's longer prompt of index 0 covers the earlier one's: it adds nothing.
-        let held = held_prompt_lens(&[run(1, 50, 0), run(1, 50, 0)], 1, false, 1, 50);
+        let held = held_prompt_lens(&[run(1, 50, 0), run(1, 50, 0)], DRAWS, 1, 50, ONE);
         assert_eq!(held[0], sample_random_lengths(1, 1, 50, 0, 0.0, false)[0].0);
     }
 
@@ -235,18 +213,18 @@ mod tests {
         assert_eq!(ranks.rank_of(0, 1), 0);
         assert!(!ranks.warmup_shares_rank_of_request_0());
         assert!(RoundRobinRanks { dp: 2, warmups: 2 }.warmup_shares_rank_of_request_0());
-        let one_back = held_prompt_lens_on_ranks(&[r(100)], 1, false, 100, u64::MAX, ranks);
+        let one_back = held_prompt_lens(&[r(100)], DRAWS, 100, u64::MAX, ranks);
         assert!(one_back.iter().all(|&h| h == 0), "{one_back:?}");
-        let two_back = held_prompt_lens_on_ranks(&[r(100), r(100)], 1, false, 100, u64::MAX, ranks);
+        let two_back = held_prompt_lens(&[r(100), r(100)], DRAWS, 100, u64::MAX, ranks);
         let lens = sample_random_lengths(1, 100, 1000, 128, 0.0, false);
         for i in 0..100 {
             assert_eq!(two_back[i], lens[i].0, "index {i}");
         }
         // One rank: every earlier run counts, as before.
-        let single = held_prompt_lens(&[r(100)], 1, false, 100, u64::MAX);
+        let single = held_prompt_lens(&[r(100)], DRAWS, 100, u64::MAX, ONE);
         assert_eq!(single[5], lens[5].0);
         // An even run length (100 warm-ups... here 99 + 1) keeps the ranks aligned.
-        let even = held_prompt_lens_on_ranks(&[r(99)], 1, false, 99, u64::MAX, ranks);
+        let even = held_prompt_lens(&[r(99)], DRAWS, 99, u64::MAX, ranks);
         assert!(even.iter().zip(&lens).all(|(h, l)| *h == l.0));
     }
 

@@ -251,9 +251,8 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     let held = prior_held(sc, rows.len(), ranks);
     // Under round-robin DP a prior run's prompt is held on one rank only: the rank this run's
     // request of the same index is routed to (`client::prior`), which the router then follows.
-    let held_rank = |i: usize| {
-        (ranks.dp > 1).then(|| ranks.rank_of(ranks.counter_after(&sc.client.prior_runs), i))
-    };
+    let start = ranks.counter_after(&sc.client.prior_runs);
+    let held_rank = |i: usize| (ranks.dp > 1).then(|| ranks.rank_of(start, i));
     // The rows are dropped here: a fresh vector (not an in-place collect, which would keep the
     // rows' larger allocation for the whole run).
     let mut requests = Vec::with_capacity(rows.len());
@@ -367,13 +366,7 @@ fn prior_held(sc: &Scenario, n: usize, ranks: crate::client::prior::RoundRobinRa
         output_min_one: sc.flavour().output_min_one,
         less_special: crate::client::dataset::random_special_tokens(c.bench_version, &sc.model),
     };
-    crate::client::prior::held_prompt_lens_drawn(
-        &c.prior_runs,
-        draws,
-        n,
-        sc.server.kv_pool_tokens,
-        ranks,
-    )
+    crate::client::prior::held_prompt_lens(&c.prior_runs, draws, n, sc.server.kv_pool_tokens, ranks)
 }
 
 /// The requests and send times of the emulated client.
@@ -451,10 +444,10 @@ fn unified(sc: &Scenario, input: &SimInput) -> Result<crate::engine::sim::SimOut
         input,
         scheds,
         // Round robin resumes where the earlier runs and this run's warm-ups left the counter.
-        Router::starting_at(sc.server.router, {
-            let ranks = round_robin_ranks(sc);
-            ranks.rank_of(ranks.counter_after(&sc.client.prior_runs), 0)
-        }),
+        Router::starting_at(
+            sc.server.router,
+            round_robin_ranks(sc).first_rank(&sc.client.prior_runs),
+        ),
         sc.server.dp_attention,
         cost.as_ref(),
     )
