@@ -373,6 +373,16 @@ impl KernelCost {
         self.rows_only(rows, eager, None)
     }
 
+    /// Tabulates the captured decode batches' row-dependent parts again, after a change to how
+    /// rows are priced (a transfer, a ladder instance's untuned fused-MoE config).
+    fn retabulate_graph_rows(&mut self) {
+        let sizes: Vec<u64> = self.graph_rows.drain(..).map(|g| g.0).collect();
+        self.graph_rows = sizes
+            .into_iter()
+            .map(|bs| (bs, self.row_parts(bs as f64, false)))
+            .collect();
+    }
+
     /// The LM head over `logits` rows and the fixed GPU overheads, into `p`.
     fn add_head_and_fixed(&self, p: &mut Parts, logits: f64) {
         if logits > 0.0 {

@@ -192,17 +192,8 @@ impl KernelCost {
             }
         }
         cost.transfer = Some(std::sync::Arc::new(x));
-        let sizes: Vec<u64> = cost.graph_rows.drain(..).map(|g| g.0).collect();
-        cost.graph_rows = sizes
-            .into_iter()
-            .map(|bs| (bs, cost.row_parts(bs as f64, false)))
-            .collect();
+        cost.retabulate_graph_rows();
         Ok(cost)
-    }
-
-    /// The transfer note, when this deployment is priced from a donor's tables.
-    pub fn transfer_note(&self) -> Option<&str> {
-        self.transfer.as_ref().map(|x| x.note.as_str())
     }
 
     /// A measured time `t` of the op `op` prices on a roofline, carried to this GPU ([`scale`]);
