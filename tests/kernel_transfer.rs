@@ -374,8 +374,8 @@ fn a_transferred_gpu_is_never_slower_with_more_bandwidth_or_flops() {
     assert!(compared > 300, "only {compared} comparisons");
 }
 
-/// The transfer's form on hand-made numbers: the bound part replaced, never below the plain
-/// ratio on a faster target, the measured time kept when the bounds are unusable.
+/// The transfer's form on hand-made numbers: the bound part replaced, the plain ratio for a
+/// measurement under its bound, the measured time kept when the bounds are unusable.
 #[test]
 fn the_transfer_replaces_the_bound_part() {
     use servesim::cost::kernels::transfer::scale;
@@ -383,8 +383,55 @@ fn the_transfer_replaces_the_bound_part() {
     assert!((scale(10.0, 6.0, 9.0) - 13.0).abs() < 1e-12);
     // A faster target (bound 4 µs) saves the 2 µs of bound, not 1/3 of the whole time.
     assert!((scale(10.0, 6.0, 4.0) - 8.0).abs() < 1e-12);
-    // The bound above the measurement (a kernel beating the roofline's efficiency): the ratio.
+    // The bound above the measurement (a kernel beating the roofline's efficiency): the ratio,
+    // on a faster and on a slower target.
     assert!((scale(10.0, 20.0, 5.0) - 2.5).abs() < 1e-12);
+    assert!((scale(10.0, 20.0, 40.0) - 20.0).abs() < 1e-12);
     assert_eq!(scale(10.0, 0.0, 5.0), 10.0);
     assert_eq!(scale(10.0, f64::NAN, 5.0), 10.0);
+}
+
+/// A donor that is not bundled, of another architecture, or given with the profile's own
+/// tables is refused with a message naming the field, never a panic.
+#[test]
+fn a_bad_donor_is_refused() {
+    let h20 = servesim::spec::bundled::hardware_yaml("h20-96gb").unwrap();
+    let line = h20
+        .lines()
+        .find(|l| l.starts_with("kernel_tables_from:"))
+        .unwrap();
+    let cases = [
+        (
+            "kernel_tables_from: nope_sxm",
+            "no bundled kernel tables `nope_sxm`",
+        ),
+        (
+            "kernel_tables_from: a100_sxm",
+            "only the same architecture's kernels carry over",
+        ),
+        (
+            "kernel_tables_from: h200_sxm\nkernel_tables: h200_sxm",
+            "not both",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("servesim-xfer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (with, want)) in cases.into_iter().enumerate() {
+        let path = dir.join(format!("bad{i}.yaml"));
+        std::fs::write(&path, h20.replace(line, with)).unwrap();
+        let p = path.to_str().unwrap();
+        // The profile's own check refuses both fields; the cost build refuses a bad donor.
+        let e = match servesim::spec::bundled::load_hardware(p) {
+            Err(e) => e.to_string(),
+            Ok(_) => match resolve(p, "qwen3-8b", 1, None).unwrap().step_cost() {
+                Err(e) => e.to_string(),
+                Ok(_) => String::new(),
+            },
+        };
+        assert!(
+            e.contains("kernel_tables_from") && e.contains(want),
+            "{with}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -135,7 +135,7 @@ fn build_one(
                 (None, Some(sys)) => bundled_tables(sys, server).map_err(|e| match e {
                     Error::Unknown { name, available, .. } => Error::invalid(
                         format!("hardware profile {}", hw.name),
-                        "kernel_tables",
+                        if hw.kernel_tables.is_some() { "kernel_tables" } else { "kernel_tables_from" },
                         format!("no bundled kernel tables `{name}`; bundled: {available} (or pass --kernel-db DIR)"),
                     ),
                     e => e,

@@ -5,7 +5,8 @@
 //!
 //! t_target = t_donor + roofline_target(op) − roofline_donor(op)
 //!
-//! (on a faster target never below t_donor × roofline_target(op) / roofline_donor(op), [`scale`]).
+//! and t_donor × roofline_target(op) / roofline_donor(op) where the measurement is under its
+//! bound (the two meet at t_donor = roofline_donor(op); [`scale`]).
 //!
 //! Why this form. The roofline terms are [`Roofline`]'s own per-operator prices (GEMM by the
 //! dtype's peak or the weight and activation reads, routed experts, attention per layer, the
@@ -25,10 +26,14 @@
 //! more HBM). Tested where the truth is known (H200's tables from H100's and back, same FLOPs
 //! and NVLink, HBM 4.8 against 3.35 TB/s; `validation/kernel-transfer-notes.md`,
 //! `tests/kernel_transfer.rs`): the replaced form's median |err| over 1,776 op prices is 3.0%
-//! (H100 → H200) and 2.8% (H200 → H100), the plain ratio's 4.1 and 4.3%, the roofline's 32.5
-//! and 23.6%; on decode GEMMs the ratio is off 15–28%, the replaced form 3–8%. The form rises
-//! with r_target, so more bandwidth or FLOPs never makes an op slower, and a target no stronger
-//! than its donor on any figure (H800: H100's die, NVLink cut) never prices an op below it.
+//! (H100 → H200) and 2.6% (H200 → H100), the plain ratio's 4.1 and 4.3%, the roofline's 32.5
+//! and 23.6%; on decode GEMMs the ratio is off 15–28%, the replaced form 3–8%. A measurement
+//! under its bound says the roofline's efficiency understates that kernel (SGLang's custom
+//! all-reduce: ~10 µs measured at 512 KiB on H100 where the roofline's 0.2 link efficiency
+//! gives ~20): there the bound's scale is wrong and the time scales with it instead of taking
+//! the whole bound difference. The form rises with r_target, so more bandwidth or FLOPs never
+//! makes an op slower, and a target no stronger than its donor on any figure (H800: H100's
+//! die, NVLink cut) never prices an op below it.
 //! Not captured: clock throttling under load (H800's ~1.6 GHz, FlashMLA's authors), an SM
 //! count that changes which tile config a kernel picks or how full a mid-size grid runs, and
 //! the compute and link ratios themselves (the H100/H200 pair differs only in HBM: no two GPUs
@@ -56,18 +61,18 @@ pub struct Transfer {
 
 /// The measured donor time `t_donor` of an op carried to the target, from the op's
 /// datasheet-bound time on the donor (`r_donor`) and on the target (`r_target`): the bound part
-/// replaced, t_donor + (r_target − r_donor); on a faster target never below the plain ratio
-/// t_donor × r_target / r_donor (the bound may overstate what the kernel spends on it).
-/// Non-finite or non-positive bounds leave the time as measured.
+/// replaced, t_donor + (r_target − r_donor), when the measurement is at or above its bound;
+/// a measurement under its bound (the roofline's efficiency understates the kernel) scales with
+/// it, t_donor × r_target / r_donor. The two meet where t_donor = r_donor. Non-finite or
+/// non-positive bounds leave the time as measured.
 pub fn scale(t_donor: f64, r_donor: f64, r_target: f64) -> f64 {
     if !(r_donor > 0.0 && r_target > 0.0 && r_donor.is_finite() && r_target.is_finite()) {
         return t_donor;
     }
-    let replaced = t_donor + (r_target - r_donor);
-    if r_target >= r_donor {
-        replaced
+    if t_donor >= r_donor {
+        t_donor + (r_target - r_donor)
     } else {
-        replaced.max(t_donor * (r_target / r_donor))
+        t_donor * (r_target / r_donor)
     }
 }
 
