@@ -3,9 +3,9 @@
 //! hardware profile names bundled tables (`kernel_tables:` in the A100, H100, H200 and B200
 //! profiles), a same-architecture donor's (`kernel_tables_from:` in H20 and H800, each op
 //! scaled to the GPU's datasheet, [`super::kernels::transfer`]), or `--kernel-db DIR` gives
-//! tables, the roofline elsewhere (Ascend). The
-//! bundled tables are priced under the cross-GPU envelope ([`super::kernels::envelope`]): a
-//! step is never dearer than the weaker GPUs' tables price it.
+//! tables, the roofline elsewhere (Ascend). The bundled tables are priced under the cross-GPU
+//! envelope ([`super::kernels::envelope`]): a step is never dearer than the weaker GPUs'
+//! tables price it.
 //!
 //! The evidence (2026-11-23; median |err| out tok/s / median TPOT·ITL / mean TTFT). Out of
 //! sample the kernels win: on 29 public SGLang runs nothing was ever fitted on
