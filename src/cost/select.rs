@@ -1,9 +1,11 @@
 //! Which [`StepCost`] backend prices a scenario: `--cost-model roofline|kernels` (or
 //! `cost-model:` in a scenario's `server:` section). Default: the measured kernels where the
 //! hardware profile names bundled tables (`kernel_tables:` in the A100, H100, H200 and B200
-//! profiles) or `--kernel-db DIR` gives tables, the roofline elsewhere (H20, Ascend). The
-//! bundled tables are priced under the cross-GPU envelope ([`super::kernels::envelope`]): a
-//! step is never dearer than the weaker GPUs' tables price it.
+//! profiles), a same-architecture donor's (`kernel_tables_from:` in H20 and H800, each op
+//! scaled to the GPU's datasheet, [`super::kernels::transfer`]), or `--kernel-db DIR` gives
+//! tables, the roofline elsewhere (Ascend). The bundled tables are priced under the cross-GPU
+//! envelope ([`super::kernels::envelope`]): a step is never dearer than the weaker GPUs'
+//! tables price it.
 //!
 //! The evidence (2026-11-23; median |err| out tok/s / median TPOT·ITL / mean TTFT). Out of
 //! sample the kernels win: on 29 public SGLang runs nothing was ever fitted on
@@ -73,10 +75,10 @@ pub struct CostChoice {
 impl CostChoice {
     /// The backend this choice resolves to on `hw`: the one asked for, else the measured
     /// kernels when `--kernel-db` gives tables or the profile names bundled ones
-    /// (`kernel_tables:`), else the roofline.
+    /// (`kernel_tables:`, or a donor's `kernel_tables_from:`), else the roofline.
     pub fn resolve(&self, hw: &HardwareProfile) -> CostModel {
         self.model
-            .unwrap_or(if self.kernel_db.is_some() || hw.kernel_tables.is_some() {
+            .unwrap_or(if self.kernel_db.is_some() || tables_of(hw).is_some() {
                 CostModel::Kernels
             } else {
                 CostModel::Roofline
@@ -123,7 +125,7 @@ fn build_one(
     match choice.resolve(hw) {
         CostModel::Roofline => Ok(Box::new(Roofline::new(hw, model, server)?)),
         CostModel::Kernels => {
-            let system = hw.kernel_tables.as_deref();
+            let system = tables_of(hw);
             let db = match (&choice.kernel_db, system) {
                 (Some(dir), _) => std::sync::Arc::new(KernelDb::from_dir(
                     dir,
@@ -133,7 +135,7 @@ fn build_one(
                 (None, Some(sys)) => bundled_tables(sys, server).map_err(|e| match e {
                     Error::Unknown { name, available, .. } => Error::invalid(
                         format!("hardware profile {}", hw.name),
-                        "kernel_tables",
+                        if hw.kernel_tables.is_some() { "kernel_tables" } else { "kernel_tables_from" },
                         format!("no bundled kernel tables `{name}`; bundled: {available} (or pass --kernel-db DIR)"),
                     ),
                     e => e,
@@ -152,9 +154,13 @@ fn build_one(
             if choice.kernel_db.is_some() {
                 return Ok(Box::new(KernelCost::new(hw, model, server, &db)?));
             }
-            // The bundled tables are bounded by the weaker GPUs' (the cross-GPU envelope).
+            // The bundled tables are bounded by the weaker GPUs' (the cross-GPU envelope); a
+            // donor's are carried to this GPU's datasheet first.
             let cost = memo::deployment(hw, model, server, || {
-                let own = KernelCost::new(hw, model, server, &db)?;
+                let own = match (&hw.kernel_tables_from, system) {
+                    (Some(_), Some(sys)) => KernelCost::transferred(hw, model, server, &db, sys)?,
+                    _ => KernelCost::new(hw, model, server, &db)?,
+                };
                 Ok(own.with_envelope(hw, model, server, |w, server| {
                     bundled_tables(w.kernel_tables.as_deref().unwrap_or_default(), server)
                 }))
@@ -176,8 +182,10 @@ fn bundled_tables(system: &str, server: &ServerConfig) -> Result<std::sync::Arc<
     }
 }
 
-/// The run's one-line note when the kernel backend prices it with tables of SGLang versions
-/// that all lie before or after the run's ("priced with SGLang X tables; run is Y"); `None`
+/// The run's one-line note when the kernel backend prices it from a donor GPU's tables
+/// ("H20 priced from h100_sxm tables scaled to H20's datasheet (same sm90 kernels)") or with
+/// tables of SGLang versions that all lie before or after the run's ("priced with SGLang X
+/// tables; run is Y"), joined by "; "; `None`
 /// for the roofline, for a run inside the tables' span, or when the tables cannot be read
 /// (the backend's own build reports that).
 pub fn table_version_note(
@@ -188,15 +196,30 @@ pub fn table_version_note(
     if choice.resolve(hw) != CostModel::Kernels {
         return None;
     }
-    let system = hw.kernel_tables.as_deref().unwrap_or_default();
+    let system = tables_of(hw).unwrap_or_default();
     let db = match &choice.kernel_db {
         Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
         None => bundled_tables(system, server).ok()?,
     };
-    match &server.vllm {
+    let version = match &server.vllm {
         Some(v) => vllm_version_note(&db.measured_under(), v.version),
         None => db.span_note().map(String::from),
-    }
+    };
+    // No silent extrapolation: a GPU priced from a donor's tables says so.
+    let transfer = match (&hw.kernel_tables_from, &choice.kernel_db) {
+        (Some(_), None) => Some(super::kernels::transfer::note(hw, system)),
+        _ => None,
+    };
+    let notes: Vec<String> = transfer.into_iter().chain(version).collect();
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+/// The table system that prices `hw`: its own (`kernel_tables`), else its same-architecture
+/// donor's (`kernel_tables_from`, [`super::kernels::transfer`]).
+pub fn tables_of(hw: &HardwareProfile) -> Option<&str> {
+    hw.kernel_tables
+        .as_deref()
+        .or(hw.kernel_tables_from.as_deref())
 }
 
 /// A vLLM run priced with tables measured under another vLLM release: vLLM's tables carry one

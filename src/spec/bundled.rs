@@ -27,6 +27,7 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
     "h200-sxm-141gb",
     "b200-sxm-180gb",
     "h20-96gb",
+    "h800-sxm5-80gb",
     "ascend-910b2",
     "ascend-a3",
 );

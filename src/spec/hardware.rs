@@ -236,6 +236,11 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
+    /// For a profile without tables of its own: the table system of a bundled profile of the
+    /// same `arch` (e.g. `h100_sxm`) whose measured kernels price this GPU, each op scaled by
+    /// the ratio of the two datasheets' bound times (`cost::kernels::transfer`).
+    #[serde(default)]
+    pub kernel_tables_from: Option<String>,
     /// KV-transfer NICs for prefill/decode disaggregation between nodes (`spec::pd`).
     #[serde(default)]
     pub pd_transfer: Option<PdTransferLink>,
@@ -340,6 +345,13 @@ impl HardwareProfile {
 
     /// Checks every number; `origin` names the file in errors.
     pub fn validate(&self, origin: &str) -> Result<()> {
+        if self.kernel_tables.is_some() && self.kernel_tables_from.is_some() {
+            return Err(Error::invalid(
+                origin,
+                "kernel_tables_from",
+                "give kernel_tables (this GPU's own tables) or kernel_tables_from (a donor's), not both",
+            ));
+        }
         positive(
             origin,
             "peaks.bf16_flops_per_s",

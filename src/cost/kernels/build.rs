@@ -521,6 +521,7 @@ impl KernelCost {
             untuned_moe_floor_ns: None,
             graph_rows: Vec::new(),
             bounds: Vec::new(),
+            transfer: None,
         };
         let moe_table_version = db.table("moe").and_then(|t| t.sglang.parse().ok());
         if let Some(u) = crate::cost::moe_config::untuned(hw, model, server, moe_table_version) {

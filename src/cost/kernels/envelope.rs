@@ -97,11 +97,7 @@ impl Bound {
             if let Some(c) = &cost.experts {
                 cost.untuned_moe_floor_ns =
                     Some(c.at(crate::cost::moe_config::UNTUNED_FLOOR_ROWS).0);
-                let sizes: Vec<u64> = cost.graph_rows.drain(..).map(|g| g.0).collect();
-                cost.graph_rows = sizes
-                    .into_iter()
-                    .map(|bs| (bs, cost.row_parts(bs as f64, false)))
-                    .collect();
+                cost.retabulate_graph_rows();
             }
         }
         Some(cost)

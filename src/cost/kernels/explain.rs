@@ -176,7 +176,14 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         CostItem {
             component: Component::AllReduce,
             time_ns: p.all_reduce - all_to_all,
-            detail: format!("kernels: {ar_detail}{ar_tables}{}", k.bound_note(&p, 3)),
+            detail: format!(
+                "kernels: {ar_detail}{ar_tables}{}{}",
+                k.transfer
+                    .as_ref()
+                    .filter(|_| k.tp > 1 && !k.roof.spans_nodes())
+                    .map_or(String::new(), |x| format!("; {}", x.note)),
+                k.bound_note(&p, 3)
+            ),
         },
         CostItem {
             component: Component::LmHead,

@@ -24,6 +24,7 @@ pub mod memo;
 pub mod moe_routing;
 pub mod ops;
 pub mod table;
+pub mod transfer;
 pub mod versions;
 
 use super::overheads::{Extend, Overheads};
@@ -174,6 +175,8 @@ pub struct KernelCost {
     graph_rows: Vec<(u64, RowParts)>,
     /// The deployment on the other ladder GPUs with tables ([`envelope`]).
     bounds: Vec<envelope::Bound>,
+    /// Priced from a same-architecture donor's tables ([`transfer`]).
+    transfer: Option<std::sync::Arc<transfer::Transfer>>,
 }
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -200,7 +203,8 @@ impl KernelCost {
     fn linear_one(&self, op: &Linear, rows: f64, x: &mut u8, bit: u8) -> f64 {
         match &op.curve {
             Some(c) => {
-                let (v, out) = c.at(rows);
+                let nk = op.shape.n * op.shape.k;
+                let (v, out) = self.xfer_at(c, rows, |r| r.gemm_op_ns(nk, rows, op.shape.bf16));
                 if out || op.nk_outside {
                     *x |= bit;
                 }
@@ -226,6 +230,7 @@ impl KernelCost {
                     Some(floor) => crate::cost::moe_config::untuned_ns(v, floor),
                     None => v,
                 };
+                let v = self.xfer(v, |r| r.experts_op_ns(r.ep_rows(rows)));
                 // vLLM's Marlin MXFP4 MoE on sm90 (up to 0.11.0): the roofline of that kernel,
                 // never under the measured native row vLLM prefers when it can (cost/mxfp4.rs).
                 if self.roof.mxfp4 == Some(crate::cost::mxfp4::Mxfp4Kernel::VllmMarlin) {
@@ -262,7 +267,7 @@ impl KernelCost {
         };
         match curve {
             Some(c) => {
-                let (v, out) = c.at(elements);
+                let (v, out) = self.xfer_at(c, elements, |r| r.all_reduce_op_ns(tokens));
                 if out {
                     *x |= X_AR;
                 }
@@ -286,10 +291,13 @@ impl KernelCost {
                     let b = s.decode_reqs as f64;
                     let mean = s.decode_ctx_sum as f64 / b;
                     let (v, out) = sf.at(b, mean);
-                    t += full_layers * (v * d.scale).max(self.roof.decode_floor_ns(s));
+                    let only = transfer::decode_only(s);
+                    let v = self.xfer_attention(v * d.scale, &only);
+                    t += full_layers * v.max(self.roof.decode_floor_ns(s));
                     if self.windowed_layers > 0.0 {
                         let w = self.window.map_or(mean, |w| mean.min(w));
-                        t += self.windowed_layers * sf.at(b, w).0 * d.scale;
+                        t += self.windowed_layers
+                            * self.xfer_attention(sf.at(b, w).0 * d.scale, &only);
                     }
                     if out {
                         *x |= X_ATTN;
@@ -304,16 +312,7 @@ impl KernelCost {
                         t += self.windowed_layers * b.layer_ns(w);
                     }
                 }
-                _ => {
-                    let only = BatchShape {
-                        decode_reqs: s.decode_reqs,
-                        decode_ctx_sum: s.decode_ctx_sum,
-                        graph_bs: s.graph_bs,
-                        decode_width: s.decode_width,
-                        ..Default::default()
-                    };
-                    t += self.roof.attention_op_ns(&only);
-                }
+                _ => t += self.roof.attention_op_ns(&transfer::decode_only(s)),
             }
         }
         if s.prefill_reqs > 0 {
@@ -323,26 +322,19 @@ impl KernelCost {
                     let r = s.prefill_reqs as f64;
                     let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
                     let (v, out) = sf.at(r, len(s.prefill_attn_work));
-                    t += full_layers * (v * p.scale).max(self.roof.prefill_floor_ns(s, false));
+                    let only = transfer::prefill_only(s);
+                    let v = self.xfer_attention(v * p.scale, &only);
+                    t += full_layers * v.max(self.roof.prefill_floor_ns(s, false));
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
-                        let (w, _) = sf.at(r, len(work));
-                        t += self.windowed_layers
-                            * (w * p.scale).max(self.roof.prefill_floor_ns(s, true));
+                        let w = self.xfer_attention(sf.at(r, len(work)).0 * p.scale, &only);
+                        t += self.windowed_layers * w.max(self.roof.prefill_floor_ns(s, true));
                     }
                     if out {
                         *x |= X_ATTN;
                     }
                 }
-                None => {
-                    let only = BatchShape {
-                        decode_reqs: 0,
-                        decode_ctx_sum: 0,
-                        graph_bs: None,
-                        ..*s
-                    };
-                    t += self.roof.attention_op_ns(&only);
-                }
+                None => t += self.roof.attention_op_ns(&transfer::prefill_only(s)),
             }
         }
         t
@@ -379,6 +371,16 @@ impl KernelCost {
             }
         }
         self.rows_only(rows, eager, None)
+    }
+
+    /// Tabulates the captured decode batches' row-dependent parts again, after a change to how
+    /// rows are priced (a transfer, a ladder instance's untuned fused-MoE config).
+    fn retabulate_graph_rows(&mut self) {
+        let sizes: Vec<u64> = self.graph_rows.drain(..).map(|g| g.0).collect();
+        self.graph_rows = sizes
+            .into_iter()
+            .map(|bs| (bs, self.row_parts(bs as f64, false)))
+            .collect();
     }
 
     /// The LM head over `logits` rows and the fixed GPU overheads, into `p`.
