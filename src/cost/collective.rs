@@ -15,6 +15,12 @@
 //! would price a 16-GPU all-reduce ≈ 9× too slow. The model's phases are serial (no
 //! pipelining), so it is an upper bound of NCCL's pipelined ring by at most the intra-node part.
 //!
+//! The fixed time of the node part is `link.latency_ns`, or, where the profile measures it per
+//! peer (`link.all_reduce_latency_per_peer_ns`, Ascend HCCL), `(g − 1)` times that: HCCL's
+//! small-message all-reduce on a full mesh exchanges a flag and a chunk with every peer, and
+//! its measured time grows with the ranks (A3: ≈ 8 µs at 8 ranks, ≈ 20 µs at 16; the profile
+//! cites the measurement).
+//!
 //! Physics: with the inter-node link no faster than the node link and no lower latency (the
 //! profile check enforces both), the hierarchical price is never below a flat ring of the same
 //! size inside one node: the network term `2(m−1)/(m·g)·B / inter` is at least the node-link
@@ -53,7 +59,7 @@ impl Placement {
 pub fn all_reduce_ns(bytes: f64, p: Placement, link: &Link, efficiency: f64) -> Option<f64> {
     let g = p.ranks_per_node as f64;
     let intra_ns = if g > 1.0 {
-        link.latency_ns
+        intra_latency_ns(g, link)
             + 2.0 * (g - 1.0) / g * bytes / (link.bandwidth_bytes_per_s * efficiency) * 1e9
     } else {
         0.0
@@ -67,6 +73,15 @@ pub fn all_reduce_ns(bytes: f64, p: Placement, link: &Link, efficiency: f64) -> 
     let inter_ns = inter.latency_ns
         + 2.0 * (m - 1.0) / m * shard / (inter.bandwidth_bytes_per_s * efficiency) * 1e9;
     Some(intra_ns + inter_ns)
+}
+
+/// Fixed time of one all-reduce among `g` ranks of a node, ns: `latency_ns`, or `(g − 1)`
+/// times the per-peer latency where the profile gives one (module doc).
+pub fn intra_latency_ns(g: f64, link: &Link) -> f64 {
+    match link.all_reduce_latency_per_peer_ns {
+        Some(per_peer) => (g - 1.0).max(0.0) * per_peer,
+        None => link.latency_ns,
+    }
 }
 
 /// One line for `--explain`: how a group of `ranks` is priced.
@@ -95,6 +110,7 @@ mod tests {
             latency_ns: 8000.0,
             devices_per_node: 8,
             custom_all_reduce_latency_ns: 10e3,
+            all_reduce_latency_per_peer_ns: None,
             inter_node_bandwidth_bytes_per_s: Some(50e9),
             inter_node_latency_ns: Some(15e3),
         }
@@ -143,6 +159,27 @@ mod tests {
         // Inside one node it is the plain ring: 8000 + 2·7/8·B/450e9.
         let one = all_reduce_ns(b, Placement::packed(8, 8), &link(), 1.0).unwrap();
         assert!((one - (8000.0 + 1.75 * b / 450e9 * 1e9)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_per_peer_latency_replaces_the_fixed_one_by_hand() {
+        // 1 µs per peer: 8 ranks pay 7 µs, 16 ranks 15 µs, in place of the 8 µs alpha; the
+        // bandwidth term is unchanged (1 MiB, efficiency 1).
+        let mut l = link();
+        l.all_reduce_latency_per_peer_ns = Some(1e3);
+        l.devices_per_node = 16;
+        let b = 1024.0 * 1024.0;
+        for g in [2u64, 8, 16] {
+            let gf = g as f64;
+            let want = (gf - 1.0) * 1e3 + 2.0 * (gf - 1.0) / gf * b / 450e9 * 1e9;
+            let got = all_reduce_ns(b, Placement::packed(g, 16), &l, 1.0).unwrap();
+            assert!((got - want).abs() < 1e-6, "{g}: {got} vs {want}");
+        }
+        // Across nodes the network step keeps its own latency.
+        l.devices_per_node = 8;
+        let two = all_reduce_ns(b, Placement::packed(16, 8), &l, 1.0).unwrap();
+        let want = 7e3 + 1.75 * b / 450e9 * 1e9 + 15e3 + b / 8.0 / 50e9 * 1e9;
+        assert!((two - want).abs() < 1e-6, "{two} vs {want}");
     }
 
     #[test]

@@ -102,6 +102,13 @@ pub struct Link {
     /// over NVLink); the measurements put it at ≈ 8–15 µs.
     #[serde(default = "default_custom_ar_latency_ns")]
     pub custom_all_reduce_latency_ns: f64,
+    /// Fixed time of a small-message all-reduce inside one node per peer rank, ns: where set,
+    /// an all-reduce of `g` ranks in a node pays `(g − 1) ×` this in place of `latency_ns`.
+    /// For collectives whose measured latency grows with the rank count (HCCL on Ascend: its
+    /// full-mesh small-message all-reduce exchanges a flag and a chunk with each of the
+    /// `g − 1` peers). `None` keeps the rank-independent `latency_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_reduce_latency_per_peer_ns: Option<f64>,
     /// Network bandwidth between nodes per device, unidirectional bytes/s: the device's share
     /// of its node's NICs (DGX H100: 8 × 400 Gb/s ConnectX-7, one per GPU = 50 GB/s). Prices
     /// TP / DP-attention groups larger than one node (`cost::collective`); never above
@@ -403,6 +410,9 @@ impl HardwareProfile {
             self.link.bandwidth_bytes_per_s,
         )?;
         non_negative(origin, "link.latency_ns", self.link.latency_ns)?;
+        if let Some(p) = self.link.all_reduce_latency_per_peer_ns {
+            non_negative(origin, "link.all_reduce_latency_per_peer_ns", p)?;
+        }
         if let Some(t) = &self.pd_transfer {
             positive(
                 origin,

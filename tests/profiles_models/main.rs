@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod hccl;
 mod logged_pools;
 mod swa_pools;
 mod versions;
