@@ -2,6 +2,7 @@
 //! `models/*.yaml`, embedded with `include_str!` so the binary works from any directory), and
 //! the loaders that accept either a bundled name or a path: a YAML file, or for models a
 //! Hugging Face `config.json` (or a directory holding one).
+use super::bundled_hf::find_hf;
 use super::hardware::HardwareProfile;
 use super::hf_config::model_from_hf_config;
 use super::load::{from_yaml_str, read_text};
@@ -220,7 +221,8 @@ pub fn model_from_path(path: &str) -> Option<&'static str> {
 /// Loads and validates a model: a bundled name, a path to a YAML file, or a Hugging Face
 /// `config.json` (a `.json` file, or a directory containing `config.json`).
 /// A Hugging Face id that is no file here (`Qwen/Qwen3-8B`) maps to the bundled model it
-/// names ([`model_from_path`]).
+/// names ([`model_from_path`]); failing that, to a bundled config.json
+/// ([`super::bundled_hf::find_hf`]: `moonshotai/Kimi-K2-Instruct`, `kimi-k2-instruct`).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
     static PARSED: Parsed<ModelSpec> = OnceLock::new();
     if let Some(text) = lookup(DRAFT_MODELS, name_or_path) {
@@ -239,6 +241,11 @@ pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
         }
         _ => name_or_path,
     };
+    if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() {
+        if let Some(hf) = find_hf(name_or_path) {
+            return parsed_once(&PARSED, hf.cache_key(), || hf.load());
+        }
+    }
     let source = resolve(MODELS, MODEL_DIR, "model", name_or_path)?;
     if let Source::Bundled(text, origin) = source {
         return parsed_once(&PARSED, text, || {

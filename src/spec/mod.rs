@@ -2,6 +2,7 @@
 //! derived from them exactly as SGLang derives them.
 pub mod backend_defaults;
 pub mod bundled;
+pub mod bundled_hf;
 pub mod defaults;
 pub mod dp_attention_rules;
 pub mod engine;

@@ -195,3 +195,45 @@ fn mistral_is_llama_shaped_with_full_attention() {
     assert_eq!(m.sliding_window, None);
     assert_eq!(m.num_layers, 126);
 }
+
+#[test]
+fn every_bundled_config_resolves_by_id_short_name_and_path() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::bundled_hf::bundled_hf;
+    let mut files: Vec<String> = std::fs::read_dir(hf_path("x").parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            p.file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .replacen("--", "/", 1)
+        })
+        .collect();
+    files.sort();
+    let mut ids: Vec<String> = bundled_hf().map(|b| b.hf_id()).collect();
+    ids.sort();
+    assert_eq!(files, ids, "models/hf/ vs bundled_hf.rs");
+    for b in bundled_hf() {
+        let id = b.hf_id();
+        let by_id = load_model(&id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(by_id.hf_id.as_deref(), Some(id.as_str()));
+        assert_eq!(by_id.name, b.short_name());
+        // The same text as the file on disk (verbatim copy).
+        let file = hf_path(&id.replacen('/', "--", 1));
+        assert_eq!(b.text, std::fs::read_to_string(&file).unwrap());
+        let by_short = load_model(&b.short_name()).unwrap();
+        let by_path =
+            load_model(&format!("/no/such/dir/{}/", id.split('/').nth(1).unwrap())).unwrap();
+        assert_eq!(by_short, by_id, "{id} by short name");
+        assert_eq!(by_path, by_id, "{id} by a --model-path ending in its name");
+        let by_file = load_model(file.to_str().unwrap()).unwrap();
+        assert_eq!(by_file.num_layers, by_id.num_layers, "{id} by its file");
+    }
+    // Two configs with the same text stay two models.
+    let t = load_model("Qwen/Qwen3-VL-32B-Thinking").unwrap();
+    assert_eq!(t.name, "qwen3-vl-32b-thinking");
+    // The bundled YAML models keep priority.
+    assert_eq!(load_model("Qwen/Qwen3-8B").unwrap().name, "qwen3-8b");
+}
