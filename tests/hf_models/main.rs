@@ -6,6 +6,9 @@ use servesim::spec::hf_config::model_from_hf_config;
 use servesim::spec::model::{ModelSpec, WeightFormat};
 use std::path::{Path, PathBuf};
 
+#[path = "../common/mod.rs"]
+mod common;
+mod downstream;
 mod refusals;
 
 fn hf_path(file: &str) -> PathBuf {
