@@ -191,3 +191,39 @@ pub(super) fn mixtral(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
     });
     Ok(())
 }
+
+/// GLM-4.5/4.6/4.7 (`glm4_moe.py`): grouped-query attention with q/k/v biases when
+/// `attention_bias` says so (true in the released configs; its qk-norm weights and partial
+/// rotary are not counted), the first `first_k_dense_replace` layers dense of
+/// `intermediate_size`, the rest MoE with `n_routed_experts` experts of
+/// `moe_intermediate_size` and `n_shared_experts` shared experts of the same width (SGLang's
+/// `_is_layer_sparse`; `n_routed_experts` null = a dense model). The MTP layer
+/// (`num_nextn_predict_layers`) is not loaded without speculative decoding.
+pub(super) fn glm4_moe(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
+    spec.qkv_bias = cfg.bool_or("attention_bias", false)?;
+    let Some(num_experts) = cfg.opt_u64("n_routed_experts")? else {
+        spec.intermediate_size = cfg.u64("intermediate_size")?;
+        return Ok(());
+    };
+    let expert_width = cfg.u64("moe_intermediate_size")?;
+    let dense_layers = cfg.u64_or("first_k_dense_replace", 0)?;
+    spec.intermediate_size = dense_width(cfg, dense_layers)?;
+    spec.moe = Some(Moe {
+        num_experts,
+        experts_per_token: cfg.u64("num_experts_per_tok")?,
+        expert_intermediate_size: expert_width,
+        shared_expert_intermediate_size: cfg
+            .u64_or("n_shared_experts", 0)?
+            .checked_mul(expert_width)
+            .ok_or_else(|| {
+                implausible(
+                    cfg,
+                    "n_shared_experts",
+                    "n_shared_experts × moe_intermediate_size",
+                )
+            })?,
+        dense_layers,
+        expert_bias: false,
+    });
+    Ok(())
+}

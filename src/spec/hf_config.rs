@@ -1,5 +1,6 @@
 //! Reads a Hugging Face `config.json` straight into a [`ModelSpec`], for the architectures
 //! servesim can price: Llama, Mistral, Qwen2, Qwen3 (dense), Qwen3-MoE, Mixtral, MiniMax-M2,
+//! GLM-4.5/4.6/4.7 (`Glm4MoeForCausalLM`),
 //! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2) and gpt-oss, and the text decoder of the
 //! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE and Kimi-K2.5 (their `text_config`). Defaults
 //! follow the `transformers` config classes of those architectures: `head_dim` = hidden /
@@ -28,6 +29,7 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen3MoeForCausalLM",
     "MixtralForCausalLM",
     "MiniMaxM2ForCausalLM",
+    "Glm4MoeForCausalLM",
     "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM",
     "GptOssForCausalLM",
@@ -228,6 +230,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         "DeepseekV2ForCausalLM" | "DeepseekV3ForCausalLM" => hf_arch::deepseek(cfg, &mut spec)?,
         "GptOssForCausalLM" => hf_arch::gpt_oss(cfg, &mut spec)?,
         "MixtralForCausalLM" | "MiniMaxM2ForCausalLM" => hf_arch::mixtral(cfg, &mut spec)?,
+        "Glm4MoeForCausalLM" => hf_arch::glm4_moe(cfg, &mut spec)?,
         _ => {
             // Qwen2 always has q/k/v biases; Llama, Mistral and Qwen3 only if
             // `attention_bias` says so.

@@ -240,3 +240,34 @@ fn every_bundled_config_resolves_by_id_short_name_and_path() {
     // The bundled YAML models keep priority.
     assert_eq!(load_model("Qwen/Qwen3-8B").unwrap().name, "qwen3-8b");
 }
+
+#[test]
+fn glm4_moe_layout_by_hand() {
+    // No verbatim GLM-4.5/4.6 config.json was found to bundle; the layout SGLang's
+    // glm4_moe.py builds, on a tiny config counted by hand: hidden 64, 4 heads and 2 KV heads
+    // of 16, 3 layers, the first dense (128 wide), then 8 experts of 32 (top-2) plus 1 shared.
+    let text = r#"{"architectures": ["Glm4MoeForCausalLM"], "attention_bias": true,
+        "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "num_hidden_layers": 3, "first_k_dense_replace": 1, "intermediate_size": 128,
+        "moe_intermediate_size": 32, "n_routed_experts": 8, "n_shared_experts": 1,
+        "num_experts_per_tok": 2, "vocab_size": 100, "max_position_embeddings": 4096,
+        "partial_rotary_factor": 0.5, "use_qk_norm": true, "num_nextn_predict_layers": 1}"#;
+    let m = model_from_hf_config(text, Path::new("glm.json")).unwrap();
+    assert!(m.qkv_bias);
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!(
+        (moe.dense_layers, moe.shared_expert_intermediate_size),
+        (1, 32)
+    );
+    // Attention 64·64 + 2·64·32 + 64·64 = 12,288 a layer; dense MLP 3·64·128 = 24,576; an MoE
+    // layer 8 experts × 3·64·32 = 49,152 + shared 6,144 + router 512; embedding + LM head
+    // 2·100·64 = 12,800.
+    assert_eq!(
+        total_params(&m),
+        (3 * 12_288 + 24_576 + 2 * (49_152 + 6_144 + 512) + 12_800) as f64
+    );
+    assert_eq!(
+        active_params(&m),
+        (3 * 12_288 + 24_576 + 2 * (2 * 6_144 + 6_144 + 512) + 12_800) as f64
+    );
+}
