@@ -110,7 +110,13 @@ fn resolve(
     let looks_like_path = name_or_path.contains(['/', '\\'])
         || path.extension().is_some_and(|e| !e.is_empty())
         || path.exists();
-    let available = names(table).join(", ");
+    let mut available = names(table).join(", ");
+    if kind == "model" {
+        // The bundled config.json files resolve by Hugging Face id too.
+        for hf in super::bundled_hf::bundled_hf() {
+            available += &format!(", {}", hf.hf_id());
+        }
+    }
     if looks_like_path && !name_or_path.is_empty() {
         // An id like `Qwen/Qwen2.5-72B-Instruct` that is no file here: say what to pass.
         let file_ext = path
