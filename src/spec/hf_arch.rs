@@ -78,11 +78,19 @@ pub(super) fn deepseek(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
             )
         })?;
     spec.mla = Some(mla);
+    dense_prefix_moe(cfg, spec, cfg.u64("n_routed_experts")?)
+}
+
+/// The MoE layout DeepSeek-V2/V3 and GLM-4.5 share: the first `first_k_dense_replace` layers
+/// dense of `intermediate_size`, the rest `num_experts` routed experts of
+/// `moe_intermediate_size` (`num_experts_per_tok` per token) and `n_shared_experts` shared
+/// experts of the same width.
+fn dense_prefix_moe(cfg: &Config, spec: &mut ModelSpec, num_experts: u64) -> Result<()> {
     let expert_width = cfg.u64("moe_intermediate_size")?;
     let dense_layers = cfg.u64_or("first_k_dense_replace", 0)?;
     spec.intermediate_size = dense_width(cfg, dense_layers)?;
     spec.moe = Some(Moe {
-        num_experts: cfg.u64("n_routed_experts")?,
+        num_experts,
         experts_per_token: cfg.u64("num_experts_per_tok")?,
         expert_intermediate_size: expert_width,
         shared_expert_intermediate_size: cfg
@@ -205,25 +213,5 @@ pub(super) fn glm4_moe(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
         spec.intermediate_size = cfg.u64("intermediate_size")?;
         return Ok(());
     };
-    let expert_width = cfg.u64("moe_intermediate_size")?;
-    let dense_layers = cfg.u64_or("first_k_dense_replace", 0)?;
-    spec.intermediate_size = dense_width(cfg, dense_layers)?;
-    spec.moe = Some(Moe {
-        num_experts,
-        experts_per_token: cfg.u64("num_experts_per_tok")?,
-        expert_intermediate_size: expert_width,
-        shared_expert_intermediate_size: cfg
-            .u64_or("n_shared_experts", 0)?
-            .checked_mul(expert_width)
-            .ok_or_else(|| {
-                implausible(
-                    cfg,
-                    "n_shared_experts",
-                    "n_shared_experts × moe_intermediate_size",
-                )
-            })?,
-        dense_layers,
-        expert_bias: false,
-    });
-    Ok(())
+    dense_prefix_moe(cfg, spec, num_experts)
 }
