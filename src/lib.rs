@@ -100,7 +100,12 @@
 //! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
-//!   `spec::bundled::model_from_path`;
+//!   `spec::bundled::model_from_path`, then the bundled config.json files `spec::bundled_hf`;
+//! - a Hugging Face config.json read: `spec::hf_config` (entry, multimodal wrappers),
+//!   `spec::hf_arch` (per-architecture layer rules), `spec::hf_quant` (weight formats),
+//!   `spec::hf_refuse` (architectures refused, with the mechanism), `spec::hf_vision` (vision
+//!   towers in weight memory); a ShareGPT table borrowed by a model without its own:
+//!   `client::dataset::sharegpt_table::borrowed_table_note`;
 //! - expert parallelism (`--ep-size`, DeepEP, EPLB, vLLM's `--enable-expert-parallel`): flags,
 //!   version rules and expert bytes per rank in `spec::expert_parallel`, the MoE layer's busiest
 //!   rank and all-to-all in `cost::expert_parallel`;

@@ -277,7 +277,8 @@ fn profiles_show_the_facts_of_each_profile_and_model() {
     let json: serde_json::Value =
         serde_json::from_str(&exec(&["profiles", "--output-format", "json"]).expect("runs"))
             .expect("json");
-    let models = servesim::spec::bundled::model_names().len();
+    let models = servesim::spec::bundled::model_names().len()
+        + servesim::spec::bundled_hf::bundled_hf().count();
     assert_eq!(json["models"].as_array().map(Vec::len), Some(models));
 }
 

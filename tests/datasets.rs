@@ -233,10 +233,16 @@ fn model_to_table_mapping() {
     assert_eq!(fam("gpt-oss-120b"), Some(TokenizerFamily::O200kHarmony));
     assert_eq!(fam("llama-3.1-8b"), Some(TokenizerFamily::Llama3));
     assert_eq!(fam("deepseek-v3"), None);
-    let e = sharegpt::bundled_rows(&load_model("deepseek-v3").unwrap(), 10, 1, Version::NEWEST)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("--tokenizer") && e.contains("qwen"), "{e}");
+    // No table of its own: DeepSeek-V3 (vocabulary 129,280) borrows the table of the nearest
+    // bundled vocabulary, llama3's 128,000 (ln 1.010, vs qwen's ln 1.173), and says so.
+    let ds = load_model("deepseek-v3").unwrap();
+    assert_eq!(TokenizerFamily::borrowed_for(&ds), TokenizerFamily::Llama3);
+    let note = servesim::client::dataset::sharegpt_table::borrowed_table_note(&ds).unwrap();
+    assert!(
+        note.contains("llama3") && note.contains("--tokenizer"),
+        "{note}"
+    );
+    assert!(sharegpt::bundled_rows(&ds, 10, 1, Version::NEWEST).is_ok());
     let r = sharegpt::bundled_rows(
         &load_model("llama-3.1-8b").unwrap(),
         100,

@@ -5,6 +5,7 @@ use super::print::emit;
 use crate::error::{Error, Result};
 use crate::report::table::{Style, Table};
 use crate::spec::bundled::{hardware_names, load_hardware, load_model, model_names};
+use crate::spec::bundled_hf::bundled_hf;
 use crate::spec::model::{KvDtype, WeightFormat};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -36,10 +37,13 @@ fn hardware_rows() -> Result<Vec<Value>> {
         .collect()
 }
 
-/// One row per bundled model: parameters counted at 2 bytes each (the bf16 weight size / 2).
+/// One row per bundled model (the YAML models, then the bundled config.json files):
+/// parameters counted at 2 bytes each (the bf16 weight size / 2).
 fn model_rows() -> Result<Vec<Value>> {
+    let hf: Vec<String> = bundled_hf().map(|b| b.short_name()).collect();
     model_names()
         .into_iter()
+        .chain(hf.iter().map(String::as_str))
         .map(|n| {
             let m = load_model(n)?;
             Ok(json!({

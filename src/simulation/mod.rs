@@ -404,6 +404,10 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
     };
     let (dispatch_ns, dispatch_end_ns) = dispatch_times(rows.len(), c.request_rate, &mut rng);
     // A trace shorter than --num-prompts sends what it has.
+    let borrowed =
+        (sc.lengths.is_none() && c.dataset_name == "sharegpt" && c.dataset_path.is_none())
+            .then(|| crate::client::dataset::sharegpt_table::borrowed_table_note(&sc.model))
+            .flatten();
     let notes =
         (sc.lengths.is_none() && c.dataset_name == "trace" && (rows.len() as u64) < c.num_prompts)
             .then(|| {
@@ -415,6 +419,7 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
                 )
             })
             .into_iter()
+            .chain(borrowed)
             .collect();
     Ok(ClientPlan {
         rows,

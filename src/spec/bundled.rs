@@ -2,6 +2,7 @@
 //! `models/*.yaml`, embedded with `include_str!` so the binary works from any directory), and
 //! the loaders that accept either a bundled name or a path: a YAML file, or for models a
 //! Hugging Face `config.json` (or a directory holding one).
+use super::bundled_hf::find_hf;
 use super::hardware::HardwareProfile;
 use super::hf_config::model_from_hf_config;
 use super::load::{from_yaml_str, read_text};
@@ -110,7 +111,13 @@ fn resolve(
     let looks_like_path = name_or_path.contains(['/', '\\'])
         || path.extension().is_some_and(|e| !e.is_empty())
         || path.exists();
-    let available = names(table).join(", ");
+    let mut available = names(table).join(", ");
+    if kind == "model" {
+        // The bundled config.json files resolve by Hugging Face id too.
+        for hf in super::bundled_hf::bundled_hf() {
+            available += &format!(", {}", hf.hf_id());
+        }
+    }
     if looks_like_path && !name_or_path.is_empty() {
         // An id like `Qwen/Qwen2.5-72B-Instruct` that is no file here: say what to pass.
         let file_ext = path
@@ -221,7 +228,8 @@ pub fn model_from_path(path: &str) -> Option<&'static str> {
 /// Loads and validates a model: a bundled name, a path to a YAML file, or a Hugging Face
 /// `config.json` (a `.json` file, or a directory containing `config.json`).
 /// A Hugging Face id that is no file here (`Qwen/Qwen3-8B`) maps to the bundled model it
-/// names ([`model_from_path`]).
+/// names ([`model_from_path`]); failing that, to a bundled config.json
+/// ([`super::bundled_hf::find_hf`]: `moonshotai/Kimi-K2-Instruct`, `kimi-k2-instruct`).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
     static PARSED: Parsed<ModelSpec> = OnceLock::new();
     if let Some(text) = lookup(DRAFT_MODELS, name_or_path) {
@@ -240,6 +248,11 @@ pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
         }
         _ => name_or_path,
     };
+    if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() {
+        if let Some(hf) = find_hf(name_or_path) {
+            return parsed_once(&PARSED, hf.cache_key(), || hf.load());
+        }
+    }
     let source = resolve(MODELS, MODEL_DIR, "model", name_or_path)?;
     if let Source::Bundled(text, origin) = source {
         return parsed_once(&PARSED, text, || {

@@ -2,6 +2,7 @@
 //! derived from them exactly as SGLang derives them.
 pub mod backend_defaults;
 pub mod bundled;
+pub mod bundled_hf;
 pub mod defaults;
 pub mod dp_attention_rules;
 pub mod engine;
@@ -10,7 +11,11 @@ pub mod flag_values;
 pub mod graph_defaults;
 pub mod hardware;
 pub mod hardware_backend;
+pub mod hf_arch;
 pub mod hf_config;
+pub mod hf_quant;
+pub mod hf_refuse;
+pub mod hf_vision;
 pub mod hybrid_kv;
 pub mod load;
 pub mod load_balance;

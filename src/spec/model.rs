@@ -146,6 +146,17 @@ pub struct ModelSpec {
     /// the embedding keeps `vocab_size`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_vocab_size: Option<u64>,
+    /// Parameters of a multimodal model's vision tower: held in memory (bf16, split over the
+    /// TP ranks as SGLang's column/row-parallel vision layers are), never run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub vision_params: u64,
+    /// What the config reader left out or assumed, printed with every run of the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn default_kv() -> KvDtype {
@@ -430,6 +441,7 @@ impl ModelSpec {
             bytes += moe_layers * m.num_experts as f64 * sparse.expert * expert_b;
         }
         bytes += (self.vocab_size * self.hidden_size) as f64 / tp.max(1) as f64 * 2.0; // embedding
+        bytes += self.vision_params as f64 / tp.max(1) as f64 * 2.0;
         if !self.tie_word_embeddings {
             bytes += self.lm_head_params(tp) * 2.0; // separate LM head
         }

@@ -103,11 +103,14 @@ pub fn scenario_for(
         Some(m) => m,
         None => {
             let printed = args.model.as_deref().unwrap_or("");
-            let m = model_from_path(printed).ok_or_else(|| {
+            let m = model_from_path(printed)
+                .map(str::to_string)
+                .or_else(|| crate::spec::bundled_hf::find_hf(printed).map(|b| b.hf_id()))
+                .ok_or_else(|| {
                 at("model", format!("cannot map model `{printed}` to a bundled model; pass --model (one of {}, a model YAML or a config.json)", model_names().join(", ")))
             })?;
             notes.push(format!("model: `{printed}` mapped to {m}"));
-            m.to_string()
+            m
         }
     };
 

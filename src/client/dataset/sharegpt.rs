@@ -23,7 +23,7 @@
 //!      prompt > 1024, or prompt + output > 2048 (the last only without a fixed output).
 //!
 //! When the list runs out first, fewer rows come back, as in bench_serving.
-use super::sharegpt_table::{family_names, LengthTable, TokenizerFamily};
+use super::sharegpt_table::{LengthTable, TokenizerFamily};
 use super::{tokenize, DatasetRow};
 use crate::client::rng::PyRandom;
 use crate::error::{Error, Result};
@@ -111,21 +111,10 @@ pub fn rows(c: &ClientConfig, model: &ModelSpec) -> Result<Vec<DatasetRow>> {
     }
 }
 
-/// The bundled table for `model`'s tokenizer family.
+/// The bundled table for `model`'s tokenizer family, or the one it borrows (the run prints
+/// [`super::sharegpt_table::borrowed_table_note`]).
 pub fn bundled_table(model: &ModelSpec) -> Result<LengthTable> {
-    let family = TokenizerFamily::for_model(model).ok_or_else(|| {
-        Error::invalid(
-            "--dataset-name sharegpt",
-            "model",
-            format!(
-                "no bundled ShareGPT table for {}'s tokenizer (tables: {}); pass \
-                 --dataset-path FILE --tokenizer tokenizer.json",
-                model.name,
-                family_names()
-            ),
-        )
-    })?;
-    family.table()
+    TokenizerFamily::for_model_or_borrowed(model).table()
 }
 
 /// bench_serving's ShareGPT selection over the bundled table of `model`'s tokenizer family,

@@ -59,6 +59,24 @@ impl TokenizerFamily {
         }
     }
 
+    /// The family whose table stands in for a model with no bundled table of its own: the
+    /// one whose base vocabulary is nearest the model's `vocab_size` on a log scale (a larger
+    /// vocabulary cuts the same text into fewer tokens). An approximation, always stated in
+    /// the run's notes ([`borrowed_table_note`]).
+    pub fn borrowed_for(model: &ModelSpec) -> Self {
+        let vocab = model.vocab_size.max(1) as f64;
+        let distance = |f: &Self| (vocab / f.base_vocab_size() as f64).ln().abs();
+        Self::ALL
+            .into_iter()
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+            .unwrap_or(Self::Qwen)
+    }
+
+    /// The model's own family, else the one it borrows ([`Self::borrowed_for`]).
+    pub fn for_model_or_borrowed(model: &ModelSpec) -> Self {
+        Self::for_model(model).unwrap_or_else(|| Self::borrowed_for(model))
+    }
+
     /// Hugging Face `tokenizer.vocab_size` (the base vocabulary, without added tokens): the
     /// range of bench_serving's `random-ids` token offsets.
     pub fn base_vocab_size(self) -> u64 {
@@ -78,6 +96,25 @@ impl TokenizerFamily {
         };
         LengthTable::parse(bytes, &format!("bundled table {}.lens", self.name()))
     }
+}
+
+/// The note a run prints when `model`'s ShareGPT lengths come from another tokenizer's table;
+/// `None` when the model has a table of its own.
+pub fn borrowed_table_note(model: &ModelSpec) -> Option<String> {
+    if TokenizerFamily::for_model(model).is_some() {
+        return None;
+    }
+    let f = TokenizerFamily::borrowed_for(model);
+    Some(format!(
+        "sharegpt: no bundled ShareGPT table for {}'s tokenizer; its token counts are borrowed \
+         from the {} table (the bundled tokenizer with the nearest vocabulary size: {} vs the \
+         model's {}), so prompt and output lengths are approximate; --dataset-path FILE \
+         --tokenizer tokenizer.json counts them exactly",
+        model.name,
+        f.name(),
+        f.base_vocab_size(),
+        model.vocab_size
+    ))
 }
 
 /// Names of the families with a bundled table, for messages.

@@ -197,6 +197,9 @@ fn sharegpt_rows(
         }
         (None, _) => {
             notes.push(notes::bundled_sharegpt(model));
+            notes.extend(crate::client::dataset::sharegpt_table::borrowed_table_note(
+                model,
+            ));
             sglang_sharegpt::bundled_table(model)?.pairs
         }
     };

@@ -1,0 +1,100 @@
+//! Architectures the Hugging Face config reader refuses, each with the mechanism servesim does
+//! not price, so that a refusal says why in one line. Every entry is an architecture whose
+//! attention or layer stack departs from the softmax-attention decoders servesim models; the
+//! mechanism is named from the model's own `config.json` fields (quoted in brackets).
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "Qwen3_5ForConditionalGeneration",
+        "hybrid gated-delta-net linear attention on 3 of 4 layers (`layer_types` \
+         linear_attention, `full_attention_interval`)",
+    ),
+    (
+        "Qwen3_5MoeForConditionalGeneration",
+        "hybrid gated-delta-net linear attention on 3 of 4 layers (`layer_types` \
+         linear_attention, `full_attention_interval`)",
+    ),
+    (
+        "Qwen3NextForCausalLM",
+        "hybrid gated-delta-net linear attention (`layer_types` linear_attention)",
+    ),
+    (
+        "NemotronHForCausalLM",
+        "hybrid Mamba-2 state-space layers (`hybrid_override_pattern` M layers, \
+         `ssm_state_size`)",
+    ),
+    (
+        "DeepseekV32ForCausalLM",
+        "DeepSeek sparse attention (DSA): a lightning indexer picks `index_topk` keys per \
+         query",
+    ),
+    (
+        "GlmMoeDsaForCausalLM",
+        "DeepSeek sparse attention (DSA): a lightning indexer picks `index_topk` keys per \
+         query",
+    ),
+    (
+        "DeepseekV4ForCausalLM",
+        "compressed sparse attention (`compress_ratios` per layer, indexer `index_topk`, \
+         `sliding_window`)",
+    ),
+    (
+        "Llama4ForConditionalGeneration",
+        "chunked local attention (`attention_chunk_size`) interleaved with NoPE global layers",
+    ),
+    (
+        "Gemma4ForConditionalGeneration",
+        "per-layer sliding/full attention mix (`layer_types`) with shared K=V \
+         (`attention_k_eq_v`)",
+    ),
+    (
+        "MiMoV2FlashForCausalLM",
+        "hybrid sliding-window attention with its own head shapes (`hybrid_layer_pattern`, \
+         `swa_head_dim`) and attention sinks",
+    ),
+    (
+        "Step3p7FlashForCausalLM",
+        "per-layer sliding/full attention mix (`layer_types`, `sliding_window`)",
+    ),
+    (
+        "MiniMaxM3ForCausalLM",
+        "block-sparse attention on most layers (`sparse_attention_config`)",
+    ),
+    (
+        "MiniMaxM3SparseForConditionalGeneration",
+        "block-sparse attention on most layers (`sparse_attention_config`)",
+    ),
+    (
+        "MiniMaxText01ForCausalLM",
+        "lightning (linear) attention on most layers (`attn_type_list`)",
+    ),
+    (
+        "MiniMaxM1ForCausalLM",
+        "lightning (linear) attention on most layers (`attn_type_list`)",
+    ),
+    (
+        "KimiK3ForConditionalGeneration",
+        "hybrid Kimi delta attention (KDA, linear) layers (`linear_attn_config.kda_layers`)",
+    ),
+    (
+        "KimiLinearForCausalLM",
+        "hybrid Kimi delta attention (KDA, linear) layers (`linear_attn_config.kda_layers`)",
+    ),
+    (
+        "DeciLMForCausalLM",
+        "heterogeneous layers from architecture search (per-layer FFN widths, attention-free \
+         layers in `block_configs`)",
+    ),
+];
+
+/// Why `architecture` is refused, when it is a known architecture servesim does not price.
+pub fn refusal(architecture: &str) -> Option<&'static str> {
+    REFUSED
+        .iter()
+        .find(|(a, _)| *a == architecture)
+        .map(|(_, why)| *why)
+}
+
+/// The architectures refused with a reason.
+pub fn refused_architectures() -> impl Iterator<Item = &'static str> {
+    REFUSED.iter().map(|(a, _)| *a)
+}

@@ -1,0 +1,87 @@
+//! Parameters of a multimodal wrapper's vision tower, counted in weight memory only: servesim
+//! prices text-only benchmarks, so the tower never runs, but SGLang loads it. Counted exactly
+//! where the config gives every size (Qwen3-VL, from SGLang's `models/qwen3_vl.py`); otherwise
+//! left out with a note that says so.
+use super::hf_config::{as_u64, Config};
+use super::model::MAX_DIM;
+use crate::error::{Error, Result};
+use serde_json::Value;
+
+/// (vision-tower parameters, a note when they are not counted) of `architecture`'s config.
+pub(super) fn vision_params(top: &Config, architecture: &str) -> Result<(u64, Option<String>)> {
+    if architecture.starts_with("Qwen3VL") {
+        return Ok((qwen3_vl(top)?, None));
+    }
+    let note = format!(
+        "{architecture}: the vision tower's weights are not counted in weight memory (its \
+         config does not give every size); the text decoder is priced for text-only requests"
+    );
+    Ok((0, Some(note)))
+}
+
+/// Qwen3-VL's vision tower (`Qwen3VLMoeVisionModel` in `qwen3_vl.py`): a Conv3d patch embed
+/// (`in_channels` × `temporal_patch_size` × `patch_size`² → `hidden_size`, with bias), a
+/// learned position table (`num_position_embeddings` × hidden), `depth` blocks of LayerNorm,
+/// biased qkv and output projections and a biased two-layer MLP of `intermediate_size`, then
+/// one patch merger plus one per `deepstack_visual_indexes` entry, each LayerNorm → Linear
+/// (hidden·merge² → hidden·merge²) → Linear (→ `out_hidden_size`), both biased.
+fn qwen3_vl(top: &Config) -> Result<u64> {
+    let v = top
+        .get("vision_config")
+        .and_then(Value::as_object)
+        .ok_or_else(|| top.missing("vision_config"))?;
+    let vc = Config {
+        obj: v,
+        outer: None,
+        source: format!("{} (vision_config)", top.source),
+    };
+    let h = vc.u64("hidden_size")?;
+    let inter = vc.u64("intermediate_size")?;
+    let depth = vc.u64("depth")?;
+    let patch = vc.u64("patch_size")?;
+    let temporal = vc.u64_or("temporal_patch_size", 2)?;
+    let channels = vc.u64_or("in_channels", 3)?;
+    let positions = vc.u64_or("num_position_embeddings", 0)?;
+    let merge = vc.u64_or("spatial_merge_size", 2)?;
+    let out = vc.u64("out_hidden_size")?;
+    let deepstack = match vc.get("deepstack_visual_indexes") {
+        None => 0,
+        Some(v) => v
+            .as_array()
+            .filter(|a| a.iter().all(|x| as_u64(x).is_some()))
+            .ok_or_else(|| vc.bad("deepstack_visual_indexes", "a list of layer indices", v))?
+            .len() as u64,
+    };
+    for (key, size) in [
+        ("hidden_size", h),
+        ("intermediate_size", inter),
+        ("depth", depth),
+        ("patch_size", patch),
+        ("temporal_patch_size", temporal),
+        ("in_channels", channels),
+        ("num_position_embeddings", positions),
+        ("spatial_merge_size", merge.min(MAX_DIM) << 18),
+        ("out_hidden_size", out),
+    ] {
+        if size > MAX_DIM {
+            return Err(Error::invalid(
+                &vc.source,
+                key,
+                "is implausibly large (sizes ≤ 2^24, spatial_merge_size ≤ 64)",
+            ));
+        }
+    }
+    // Every size ≤ 2^24 and merge ≤ 2^6, so no product below exceeds 2^120: exact in u128.
+    let (h, inter) = (h as u128, inter as u128);
+    let merged = h * (merge as u128).pow(2);
+    let patch_embed = channels as u128 * temporal as u128 * (patch as u128).pow(2) * h + h;
+    let block = (3 * h * h + 3 * h) + (h * h + h) + (2 * h * inter + inter + h) + 4 * h;
+    let merger =
+        |norm: u128| norm + (merged * merged + merged) + (merged * out as u128 + out as u128);
+    let total = patch_embed
+        + positions as u128 * h
+        + depth as u128 * block
+        + merger(2 * h)
+        + deepstack as u128 * merger(2 * merged);
+    Ok(u64::try_from(total).unwrap_or(u64::MAX))
+}

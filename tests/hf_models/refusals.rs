@@ -1,0 +1,67 @@
+//! Architectures servesim does not price are refused in one line that names the architecture
+//! and the mechanism (hybrid linear attention, Mamba, sparse attention, ...).
+use servesim::spec::hf_config::model_from_hf_config;
+use servesim::spec::hf_refuse::refused_architectures;
+use std::path::Path;
+
+#[test]
+fn refused_architectures_say_why() {
+    let base = std::fs::read_to_string(super::hf_path("meta-llama--Meta-Llama-3.1-405B")).unwrap();
+    for (arch, mechanism) in [
+        ("Qwen3_5MoeForConditionalGeneration", "linear attention"),
+        ("NemotronHForCausalLM", "Mamba"),
+        ("DeepseekV32ForCausalLM", "sparse attention"),
+        ("GlmMoeDsaForCausalLM", "sparse attention"),
+        ("DeepseekV4ForCausalLM", "sparse attention"),
+        ("Llama4ForConditionalGeneration", "chunked local attention"),
+        ("Gemma4ForConditionalGeneration", "sliding"),
+        ("MiMoV2FlashForCausalLM", "sliding-window"),
+        ("Step3p7FlashForCausalLM", "sliding"),
+        ("KimiK3ForConditionalGeneration", "linear"),
+    ] {
+        let text = base.replace("LlamaForCausalLM", arch);
+        let e = model_from_hf_config(&text, Path::new("c.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(arch)
+                && e.contains(mechanism)
+                && e.contains("not priced")
+                && !e.contains('\n'),
+            "{arch}: {e}"
+        );
+    }
+    assert!(refused_architectures().count() >= 10);
+}
+
+#[test]
+fn minimax_lightning_layers_and_int4_weights_are_refused_with_the_reason() {
+    let m2 = std::fs::read_to_string(super::hf_path("MiniMaxAI--MiniMax-M2.7")).unwrap();
+    // M2.7 lists `attn_type_list` (all 1, softmax); a 0 is lightning attention.
+    let text = m2.replacen(
+        "\"attn_type_list\": [\n    1,",
+        "\"attn_type_list\": [\n    0,",
+        1,
+    );
+    assert_ne!(text, m2, "the edit applies");
+    let e = model_from_hf_config(&text, Path::new("m.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("attn_type_list") && e.contains("lightning"),
+        "{e}"
+    );
+    // Kimi-K2.5's experts: int4 weight-only compressed-tensors, named in the error.
+    let k2 = std::fs::read_to_string(super::hf_path("moonshotai--Kimi-K2-Instruct")).unwrap();
+    let text = k2.replace(
+        r#""quant_method": "fp8","#,
+        r#""quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}, "input_activations": null}},"#,
+    );
+    let e = model_from_hf_config(&text, Path::new("k.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("int4 weights") && e.contains("unsupported"),
+        "{e}"
+    );
+}
