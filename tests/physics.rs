@@ -1,22 +1,18 @@
 //! Physics laws every step-cost backend must obey, checked on every bundled model at every TP
-//! that fits (issue 12): a newer GPU is never slower at the same batch shape (A100 → H100 →
-//! H200 → B200 → B300 → GB200), a step never gets cheaper with more batch or more context, and more
-//! bandwidth or FLOPs never makes a step slower. The cost is built through
-//! `Scenario::step_cost`, the constructor `run` uses, once per backend: the roofline everywhere,
-//! the measured kernels on every profile with tables (the ladder's six), the kernels under
-//! their cross-GPU envelope (`cost::kernels::envelope`) for the ladder. One test holds the
-//! first law at run level too (a whole closed-loop benchmark on each GPU of the ladder).
+//! that fits (issue 12): a stronger GPU is never slower at the same batch shape, a step never
+//! gets cheaper with more batch or context, and more bandwidth or FLOPs never makes a step
+//! slower. Costs are built by `Scenario::step_cost` (as `run` does) under each backend: the
+//! roofline, and the measured kernels under their cross-GPU envelope on every profile with
+//! tables. One test holds the first law at run level too (a closed-loop benchmark per GPU).
 use servesim::cost::{BatchShape, StepCost};
 use servesim::simulation::Scenario;
 use servesim::spec::bundled::{load_hardware, model_names};
 use servesim::spec::server::ServerFlags;
 use servesim::spec::workload::{ClientFlags, ScenarioFile};
 
-/// The bundled GPUs with measured kernel tables, slowest first. The law holds for every pair
-/// where the second is at least as strong as the first on every datasheet figure
-/// ([`ladder_pairs`]): the chain A100 → H100 → H200 → B200, then B300 (B200's BF16, FP8, HBM and
-/// NVLink figures, more FP4) and GB200 (more BF16, FP8 and FP4) each above B200. B300 and
-/// GB200 are not ordered: B300 has the more FP4, GB200 the more BF16 and FP8.
+/// The bundled GPUs with kernel tables. The law holds for every pair ordered by the datasheets
+/// ([`ladder_pairs`]): A100 → H100 → H200 → B200, then B300 (more FP4) and GB200 (more BF16,
+/// FP8, FP4) above B200, not ordered between them (B300 has more FP4, GB200 more BF16 / FP8).
 const LADDER: [&str; 6] = [
     "a100-sxm4-80gb",
     "h100-sxm5-80gb",
@@ -47,21 +43,15 @@ fn at_least_as_strong(slow: &str, fast: &str) -> bool {
 fn ladder_pairs(covering: bool) -> Vec<(usize, usize)> {
     let n = LADDER.len();
     let ordered = |i: usize, j: usize| i != j && at_least_as_strong(LADDER[i], LADDER[j]);
-    let mut v = Vec::new();
-    for i in 0..n {
-        for j in 0..n {
-            let between = (0..n).any(|k| k != i && k != j && ordered(i, k) && ordered(k, j));
-            if ordered(i, j) && !(covering && between) {
-                v.push((i, j));
-            }
-        }
-    }
-    v
+    let between = |i, j| (0..n).any(|k| k != i && k != j && ordered(i, k) && ordered(k, j));
+    (0..n * n)
+        .map(|x| (x / n, x % n))
+        .filter(|&(i, j)| ordered(i, j) && !(covering && between(i, j)))
+        .collect()
 }
 
 #[test]
 fn the_ladder_is_the_datasheet_order() {
-    // A100 → H100 → H200 → B200, then B300 and GB200 each above B200 and not above each other.
     assert_eq!(ladder_pairs(true), [(0, 1), (1, 2), (2, 3), (3, 4), (3, 5)]);
     assert_eq!(ladder_pairs(false).len(), 6 + 4 + 4);
 }
@@ -90,10 +80,8 @@ fn scenario_with(hw: &str, model: &str, tp: u64, backend: &str) -> Option<Scenar
     resolve(hw, model, &flags)
 }
 
-/// [`scenario_with`] with SGLang's tuned fused-MoE configs on every GPU: the ladder compares the
-/// same software, and whether a release ships a config file for a GPU is software (no release
-/// up to 0.5.14 has one for B300 or GB200, so their block-FP8 triton experts would run the
-/// default config); `an_untuned_fused_moe_is_never_cheaper_and_keeps_the_ladder` covers that.
+/// [`scenario_with`] with tuned fused-MoE configs everywhere: a release's config files per GPU
+/// are software (none for B300 / GB200 up to 0.5.14); the untuned-MoE test covers them.
 fn ladder_scenario(hw: &str, model: &str, tp: u64, backend: &str) -> Option<Scenario> {
     let flags = ServerFlags {
         tp: Some(tp),
@@ -123,10 +111,8 @@ fn resolve(hw: &str, model: &str, flags: &ServerFlags) -> Option<Scenario> {
     .ok()
 }
 
-/// Whether `tp` ranks fit in one node of `hw`. The ladder compares the same deployment on a
-/// stronger GPU, and a TP group across hosts is another deployment: SGLang's custom all-reduce
-/// serves one host only (NCCL takes over), so TP 8 on GB200's 4-GPU trays is compared up to
-/// TP 4 only (`tp16_across_two_nodes_is_never_cheaper_than_inside_one` checks spanning nodes).
+/// Whether `tp` ranks fit in one node of `hw`: a TP group across hosts is another deployment
+/// (SGLang's custom all-reduce serves one host; NCCL takes over), e.g. TP 8 on GB200's trays.
 fn one_node(hw: &str, tp: u64) -> bool {
     load_hardware(hw).is_ok_and(|h| tp <= u64::from(h.link.devices_per_node))
 }
