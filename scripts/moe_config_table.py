@@ -10,8 +10,9 @@ release ships a JSON for that shape under ``fused_moe_triton/configs`` or
 them is a tuned config, and before #5955 the files sat in ``configs/`` itself).
 
 Only the devices of servesim's bundled NVIDIA profiles are kept (B200, H200, H100 SXM,
-A100 SXM 80 GB, H20), and only the ``*_down.json`` companion files are dropped (they
-tune the second GEMM when the first one has a file). Usage:
+A100 SXM 80 GB, H20, B300 SXM6 AC, GB200: no release up to 0.5.14 ships a file for the last
+two), and only the ``*_down.json`` companion files are dropped (they tune the second GEMM when
+the first one has a file). Usage:
 
     python3 scripts/moe_config_table.py WHEEL_DIR > src/cost/moe_configs.txt
 
@@ -31,6 +32,8 @@ DEVICES = {
     "NVIDIA_H100_80GB_HBM3",
     "NVIDIA_A100-SXM4-80GB",
     "NVIDIA_H20",
+    "NVIDIA_B300_SXM6_AC",
+    "NVIDIA_GB200",
 }
 NAME = re.compile(r"E=(\d+),N=(\d+),device_name=([^,]+?)(?:,dtype=([^,\]]+))?(?:,block_shape=\[(\d+), ?(\d+)\])?\.json$")
 

@@ -71,6 +71,11 @@ pub struct Untuned {
 pub fn cuda_device_name(hw: &HardwareProfile) -> Option<&'static str> {
     Some(match hw.name.as_str() {
         "b200-sxm-180gb" => "NVIDIA_B200",
+        // torch.cuda.get_device_name() of the two (nvidia-smi "NVIDIA B300 SXM6 AC",
+        // "NVIDIA GB200"); no SGLang release up to 0.5.14 ships a config file for either
+        // (0.5.9 and 0.5.14 wheels), so their measured tables hold the default config's time.
+        "b300-sxm-288gb" => "NVIDIA_B300_SXM6_AC",
+        "gb200-186gb" => "NVIDIA_GB200",
         "h200-sxm-141gb" => "NVIDIA_H200",
         "h100-sxm5-80gb" => "NVIDIA_H100_80GB_HBM3",
         "a100-sxm4-80gb" => "NVIDIA_A100-SXM4-80GB",

@@ -27,6 +27,8 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
     "h100-sxm5-80gb",
     "h200-sxm-141gb",
     "b200-sxm-180gb",
+    "b300-sxm-288gb",
+    "gb200-186gb",
     "h20-96gb",
     "h800-sxm5-80gb",
     "ascend-910b2",

@@ -34,6 +34,12 @@ pub struct Peaks {
     pub fp8_flops_per_s: Option<f64>,
     #[serde(default)]
     pub int8_ops_per_s: Option<f64>,
+    /// Dense FP4 (NVFP4 / MXFP4) tensor throughput; absent where the chip has none or the
+    /// profile does not state it (0 in the envelope's order). Read only by
+    /// `cost::kernels::envelope::no_stronger`: B300 has B200's BF16, FP8, HBM and NVLink
+    /// figures but 1.5× its FP4 (and twice its attention exponent rate), so it is stronger.
+    #[serde(default)]
+    pub fp4_flops_per_s: Option<f64>,
     /// Streaming multiprocessors on one device (datasheet); absent where no source gives it.
     /// Carries a kernel timing measured on another GPU over per SM-clock (`cost::mxfp4`).
     #[serde(default)]
@@ -367,6 +373,7 @@ impl HardwareProfile {
         for (f, v) in [
             ("peaks.fp8_flops_per_s", self.peaks.fp8_flops_per_s),
             ("peaks.int8_ops_per_s", self.peaks.int8_ops_per_s),
+            ("peaks.fp4_flops_per_s", self.peaks.fp4_flops_per_s),
         ] {
             if let Some(v) = v {
                 positive(origin, f, v)?;
@@ -446,6 +453,12 @@ impl HardwareProfile {
                 self.peaks.int8_ops_per_s,
                 1e9,
                 "OP/s",
+            ),
+            (
+                "peaks.fp4_flops_per_s",
+                self.peaks.fp4_flops_per_s,
+                1e9,
+                "FLOP/s",
             ),
             (
                 "memory.bandwidth_bytes_per_s",

@@ -123,8 +123,8 @@ fn every_bundled_table_is_well_formed() {
             }
         }
     }
-    // 8 systems' tables: 4 × SGLang's latest (6 + 3 × 8) + the other versions' 10 + vLLM's 24.
-    assert_eq!(checked, 30 + 10 + 24);
+    // 12 systems' tables: 6 × SGLang's latest (6 + 5 × 8) + the other versions' 14 + vLLM's 36.
+    assert_eq!(checked, 46 + 14 + 36);
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 mod common;
 mod hccl;
 mod logged_pools;
+mod new_gpus;
 mod swa_pools;
 mod versions;
 
@@ -106,7 +107,12 @@ fn hardware_profiles_have_the_expected_shape() {
             _ => &["ascend"],
         };
         assert_eq!(backends, expected, "{name}");
-        let per_node = if name == "ascend-a3" { 16 } else { 8 };
+        // A GB200 compute tray (one host) holds 4 GPUs; the NVL72 rack's NVLink joins the trays.
+        let per_node = match name {
+            "ascend-a3" => 16,
+            "gb200-186gb" => 4,
+            _ => 8,
+        };
         assert_eq!(hw.link.devices_per_node, per_node, "{name}");
         assert!(
             hw.memory.free_at_start_gib * 1024.0 < hw.memory.reported_total_mib,

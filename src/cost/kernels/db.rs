@@ -38,6 +38,14 @@ const BUNDLED: &[(&str, &str, &str, &str)] = bundled! {
     "b200_sxm" / "0.5.10/" => ["custom_allreduce"],
     "b200_sxm" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
                                "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "b300_sxm" / "0.5.9/" => ["custom_allreduce"],
+    "b300_sxm" / "0.5.10/" => ["custom_allreduce"],
+    "b300_sxm" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                               "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "gb200" / "0.5.9/" => ["custom_allreduce"],
+    "gb200" / "0.5.10/" => ["custom_allreduce"],
+    "gb200" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                            "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
     // vLLM's kernels, one version each (no MLA tables: AIConfigurator has only module-level
     // vLLM MLA rows).
     "a100_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
@@ -48,6 +56,10 @@ const BUNDLED: &[(&str, &str, &str, &str)] = bundled! {
                              "custom_allreduce", "nccl_allreduce"],
     "b200_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
                              "custom_allreduce", "nccl_allreduce"],
+    "b300_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                             "custom_allreduce", "nccl_allreduce"],
+    "gb200_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                          "custom_allreduce", "nccl_allreduce"],
 };
 
 /// The op files a kernel database may hold.

@@ -6,7 +6,8 @@
 //! comparisons, by up to 37% (B200 slower than H200 on small eager decode steps).
 //!
 //! "Weaker" is decided by datasheet numbers only ([`no_stronger`]): HBM bandwidth, NVLink
-//! bandwidth, dense BF16 and FP8 FLOPs all no higher. The deployment is also built on every
+//! bandwidth, dense BF16, FP8 and FP4 FLOPs all no higher (FP4 separates B300 from B200, equal
+//! on the other four: without it each would bound the other). The deployment is also built on every
 //! other bundled profile with `kernel_tables` (the ladder instances), each on first use: the
 //! weaker ones by the first step, a stronger one only when a fallback needs its floor. Per component c
 //! (GEMMs, attention, routed experts, all-reduce, LM head) a GPU's *own* price is its table
@@ -105,13 +106,17 @@ impl Bound {
 }
 
 /// Whether `weak` is no stronger than `strong` on every datasheet figure the step cost reads:
-/// HBM and NVLink bandwidth, dense BF16 and FP8 FLOPs (no FP8 = 0).
+/// HBM and NVLink bandwidth, dense BF16 and FP8 FLOPs (no FP8 = 0), and dense FP4 (not stated
+/// = 0): two GPUs equal on the first four but not in silicon (B200, B300) must not bound each
+/// other both ways.
 pub fn no_stronger(weak: &HardwareProfile, strong: &HardwareProfile) -> bool {
     let fp8 = |h: &HardwareProfile| h.peaks.fp8_flops_per_s.unwrap_or(0.0);
+    let fp4 = |h: &HardwareProfile| h.peaks.fp4_flops_per_s.unwrap_or(0.0);
     weak.memory.bandwidth_bytes_per_s <= strong.memory.bandwidth_bytes_per_s
         && weak.link.bandwidth_bytes_per_s <= strong.link.bandwidth_bytes_per_s
         && weak.peaks.bf16_flops_per_s <= strong.peaks.bf16_flops_per_s
         && fp8(weak) <= fp8(strong)
+        && fp4(weak) <= fp4(strong)
 }
 
 /// The bundled profiles that name kernel tables (parsed once per process; a profile whose
