@@ -249,6 +249,12 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
+    /// Whether this GPU's measured tables may floor another GPU's roofline fallback under the
+    /// cross-GPU envelope (`cost::kernels::envelope`; default true). False for a GPU above the
+    /// ladder's top (B300, GB200): it is still priced under the envelope of the GPUs below it,
+    /// but its measurements never reach an older GPU's price.
+    #[serde(default = "yes")]
+    pub envelope_floor: bool,
     /// For a profile without tables of its own: the table system of a bundled profile of the
     /// same `arch` (e.g. `h100_sxm`) whose measured kernels price this GPU, each op scaled by
     /// the ratio of the two datasheets' bound times (`cost::kernels::transfer`).
@@ -589,4 +595,8 @@ pub enum ComputeType {
     Bf16,
     Fp8,
     Int8,
+}
+
+fn yes() -> bool {
+    true
 }

@@ -177,8 +177,10 @@ impl KernelCost {
             tables: Box::new(tables),
             untuned_moe: self.untuned_moe_floor_ns.is_some(),
         });
+        // A GPU that is not a floor donor takes part only where it bounds (is weaker).
         self.bounds = ladder(hw)
             .into_iter()
+            .filter(|w| w.envelope_floor || no_stronger(w, hw))
             .map(|w| Bound {
                 name: w.name.clone(),
                 profile: w,
