@@ -15,7 +15,7 @@ fn default_run_succeeds_and_prints_the_report() {
 #[test]
 fn unknown_profile_and_model_list_the_available_names() {
     fails_with(
-        &["run", "--hardware", "h800"],
+        &["run", "--hardware", "mi300x"],
         &["unknown hardware", "h100-sxm5-80gb", "ascend-a3"],
     );
     fails_with(

@@ -41,7 +41,7 @@ fn output_equals_the_binary_stdout() {
 #[test]
 fn errors_equal_the_binary_stderr_line_and_code() {
     for args in [
-        &["run", "--hardware", "h800"][..],
+        &["run", "--hardware", "mi300x"][..],
         &["run", "--tp", "0"],
         &["run", "--no-such-flag"],
         &["run", "--num-prompts", "many"],

@@ -249,10 +249,8 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
-    /// Whether this GPU's measured tables may floor another GPU's roofline fallback under the
-    /// cross-GPU envelope (`cost::kernels::envelope`; default true). False for a GPU above the
-    /// ladder's top (B300, GB200): it is still priced under the envelope of the GPUs below it,
-    /// but its measurements never reach an older GPU's price.
+    /// Whether these tables may floor an older GPU's roofline fallback under the envelope
+    /// (`cost::kernels::envelope`; default true; false above the ladder's top: B300, GB200).
     #[serde(default = "yes")]
     pub envelope_floor: bool,
     /// For a profile without tables of its own: the table system of a bundled profile of the

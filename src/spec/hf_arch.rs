@@ -1,7 +1,7 @@
 //! The per-architecture rules of the Hugging Face config reader ([`super::hf_config`]): which
 //! layers are MoE, expert and shared-expert widths, biases and sliding windows, each as the
 //! SGLang model file of that architecture builds it (`python/sglang/srt/models/*.py`).
-use super::hf_config::{as_u64, Config};
+use super::hf_fields::{as_u64, Config};
 use super::model::{Mla, ModelSpec, Moe, SlidingWindow};
 use crate::error::{Error, Result};
 use serde_json::Value;

@@ -12,12 +12,13 @@
 //! formats in [`super::hf_quant`], architectures refused with their reason in
 //! [`super::hf_refuse`], vision towers in [`super::hf_vision`].
 use super::hf_arch;
+use super::hf_fields::Config;
 use super::hf_quant::weight_format;
 use super::hf_refuse::refusal;
 use super::load::from_json_str;
 use super::model::{KvDtype, ModelSpec, MAX_LAYERS};
 use crate::error::{Error, Result};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::Path;
 
 /// The `architectures[0]` values the reader understands.
@@ -66,7 +67,7 @@ pub fn model_from_hf_config(text: &str, origin: &Path) -> Result<ModelSpec> {
         outer: None,
         source,
     };
-    let architecture = top.architecture()?;
+    let architecture = architecture(&top)?;
     let text_arch = WRAPPERS
         .iter()
         .find(|(w, _)| *w == architecture)
@@ -96,85 +97,6 @@ pub fn model_from_hf_config(text: &str, origin: &Path) -> Result<ModelSpec> {
     };
     spec.validate(&top.source)?;
     Ok(spec)
-}
-
-/// A parsed config.json with typed, error-reporting accessors. JSON `null` counts as absent.
-/// For the `text_config` of a multimodal wrapper, keys it lacks are looked up in the wrapper
-/// (`outer`: `tie_word_embeddings`, `quantization_config`).
-pub(super) struct Config<'a> {
-    pub(super) obj: &'a Map<String, Value>,
-    pub(super) outer: Option<&'a Map<String, Value>>,
-    pub(super) source: String,
-}
-
-impl Config<'_> {
-    pub(super) fn get(&self, key: &str) -> Option<&Value> {
-        let own = self.obj.get(key).filter(|v| !v.is_null());
-        own.or_else(|| self.outer?.get(key).filter(|v| !v.is_null()))
-    }
-
-    pub(super) fn missing(&self, key: &str) -> Error {
-        Error::invalid(&self.source, key, "missing from config.json")
-    }
-
-    /// A required non-negative integer.
-    pub(super) fn u64(&self, key: &str) -> Result<u64> {
-        self.opt_u64(key)?.ok_or_else(|| self.missing(key))
-    }
-
-    pub(super) fn u64_or(&self, key: &str, default: u64) -> Result<u64> {
-        Ok(self.opt_u64(key)?.unwrap_or(default))
-    }
-
-    pub(super) fn opt_u64(&self, key: &str) -> Result<Option<u64>> {
-        self.get(key)
-            .map(|v| as_u64(v).ok_or_else(|| self.bad(key, "a non-negative integer", v)))
-            .transpose()
-    }
-
-    pub(super) fn bool_or(&self, key: &str, default: bool) -> Result<bool> {
-        match self.get(key) {
-            None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| self.bad(key, "true or false", v)),
-        }
-    }
-
-    pub(super) fn bad(&self, key: &str, expected: &str, got: &Value) -> Error {
-        Error::invalid(&self.source, key, format!("must be {expected}, got {got}"))
-    }
-
-    fn architecture(&self) -> Result<String> {
-        let arch = match self.get("architectures") {
-            None => return Err(self.missing("architectures")),
-            Some(v) => v.as_array().and_then(|a| a.first()).and_then(Value::as_str),
-        };
-        match arch {
-            Some(a) if SUPPORTED_ARCHITECTURES.contains(&a) => Ok(a.to_string()),
-            Some(a) if refusal(a).is_some() => Err(Error::invalid(
-                &self.source,
-                "architectures",
-                format!("`{a}` is not priced: {}", refusal(a).unwrap_or_default()),
-            )),
-            other => Err(Error::invalid(
-                &self.source,
-                "architectures",
-                format!(
-                    "unsupported architecture {}; supported: {}",
-                    other.map_or("(none)".to_string(), |a| format!("`{a}`")),
-                    SUPPORTED_ARCHITECTURES.join(", ")
-                ),
-            )),
-        }
-    }
-}
-
-/// A JSON number that is a non-negative integer (also `4096.0`).
-pub(super) fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e18)
-            .map(|f| f as u64)
-    })
 }
 
 /// The spec of the text decoder in `cfg`, built by the rules of `text_arch` (the architecture
@@ -273,4 +195,30 @@ fn looks_like_hub_id(s: &str) -> bool {
     let mut parts = s.split('/');
     matches!((parts.next(), parts.next(), parts.next()), (Some(org), Some(name), None)
         if !org.is_empty() && !name.is_empty() && !org.starts_with('.') && !s.contains('\\'))
+}
+
+/// `architectures[0]`, if servesim prices it; else why not (refused with its mechanism, or
+/// unsupported).
+fn architecture(cfg: &Config) -> Result<String> {
+    let arch = match cfg.get("architectures") {
+        None => return Err(cfg.missing("architectures")),
+        Some(v) => v.as_array().and_then(|a| a.first()).and_then(Value::as_str),
+    };
+    match arch {
+        Some(a) if SUPPORTED_ARCHITECTURES.contains(&a) => Ok(a.to_string()),
+        Some(a) if refusal(a).is_some() => Err(Error::invalid(
+            &cfg.source,
+            "architectures",
+            format!("`{a}` is not priced: {}", refusal(a).unwrap_or_default()),
+        )),
+        other => Err(Error::invalid(
+            &cfg.source,
+            "architectures",
+            format!(
+                "unsupported architecture {}; supported: {}",
+                other.map_or("(none)".to_string(), |a| format!("`{a}`")),
+                SUPPORTED_ARCHITECTURES.join(", ")
+            ),
+        )),
+    }
 }

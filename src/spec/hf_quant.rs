@@ -1,5 +1,5 @@
 //! The weight format of a Hugging Face checkpoint, from its `quantization_config`.
-use super::hf_config::Config;
+use super::hf_fields::Config;
 use super::model::WeightFormat;
 use crate::error::{Error, Result};
 use serde_json::Value;

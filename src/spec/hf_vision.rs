@@ -2,7 +2,7 @@
 //! prices text-only benchmarks, so the tower never runs, but SGLang loads it. Counted exactly
 //! where the config gives every size (Qwen3-VL, from SGLang's `models/qwen3_vl.py`); otherwise
 //! left out with a note that says so.
-use super::hf_config::{as_u64, Config};
+use super::hf_fields::{as_u64, Config};
 use super::model::MAX_DIM;
 use crate::error::{Error, Result};
 use serde_json::Value;
