@@ -35,7 +35,8 @@
 //!   `Scenario::step_cost` / `cost::select`): `cost::kernels` (the default where the profile names
 //!   `kernel_tables`; each op's tables of the SGLang version nearest the run's,
 //!   `cost::kernels::versions`), bounded across GPUs by `cost::kernels::envelope`, or `cost::roofline`
-//!   (`Roofline::gpu_ns`, `step_time`; H20, Ascend, `--cost-model roofline`; `cost::select`
+//!   (`Roofline::gpu_ns`, `step_time`; Ascend, `--cost-model roofline`; H20 and H800 take a
+//!   same-architecture donor's tables moved to their datasheet, `cost::kernels::transfer`; `cost::select`
 //!   says which and why); known
 //!   SGLang software gaps by version and GPU (untuned fused MoE: which release ships which
 //!   tuned config, `cost/moe_configs.txt`): `cost::moe_config`; the MoE tables' synthetic
