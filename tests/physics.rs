@@ -177,6 +177,32 @@ fn time_ns(cost: &dyn StepCost, s: &BatchShape) -> f64 {
 /// Relative slack for floating-point noise only.
 const EPS: f64 = 1e-9;
 
+/// Asserts that every (weaker i, stronger j) pair of `costs` prices each shape no slower on j;
+/// returns how many comparisons ran.
+fn assert_ladder(
+    costs: &[Option<Box<dyn StepCost>>],
+    pairs: &[(usize, usize)],
+    shapes: &[(String, BatchShape)],
+    what: &str,
+) -> usize {
+    let mut compared = 0;
+    for &(i, j) in pairs {
+        let (Some(slow), Some(fast)) = (&costs[i], &costs[j]) else {
+            continue;
+        };
+        for (name, s) in shapes {
+            let (a, b) = (time_ns(slow.as_ref(), s), time_ns(fast.as_ref(), s));
+            let (weak, strong) = (LADDER[i], LADDER[j]);
+            assert!(
+                b <= a * (1.0 + EPS),
+                "{what}, {name}: {strong} {b:.0} ns > {weak} {a:.0} ns"
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
 #[test]
 fn a_newer_gpu_is_never_slower_at_the_same_shape() {
     let shapes = shapes();
@@ -195,21 +221,8 @@ fn a_newer_gpu_is_never_slower_at_the_same_shape() {
                             .map(|sc| sc.step_cost().unwrap())
                     })
                     .collect();
-                for &(i, j) in &pairs {
-                    let (Some(slow), Some(fast)) = (&costs[i], &costs[j]) else {
-                        continue;
-                    };
-                    for (name, s) in &shapes {
-                        let (a, b) = (time_ns(slow.as_ref(), s), time_ns(fast.as_ref(), s));
-                        assert!(
-                            b <= a * (1.0 + EPS),
-                            "{model} tp {tp} {backend}, {name}: {} {b:.0} ns > {} {a:.0} ns",
-                            LADDER[j],
-                            LADDER[i]
-                        );
-                        compared += 1;
-                    }
-                }
+                let what = format!("{model} tp {tp} {backend}");
+                compared += assert_ladder(&costs, &pairs, &shapes, &what);
             }
         }
     }
@@ -457,21 +470,8 @@ fn vllm_gpt_oss_120b_is_never_slower_on_a_newer_gpu() {
                         .map(|sc| sc.step_cost().unwrap())
                 })
                 .collect();
-            for (i, j) in ladder_pairs(true) {
-                let (Some(slow), Some(fast)) = (&costs[i], &costs[j]) else {
-                    continue;
-                };
-                for (name, s) in &shapes {
-                    let (a, b) = (time_ns(slow.as_ref(), s), time_ns(fast.as_ref(), s));
-                    assert!(
-                        b <= a * (1.0 + EPS),
-                        "tp {tp} {backend}, {name}: {} {b:.0} ns > {} {a:.0} ns",
-                        LADDER[j],
-                        LADDER[i]
-                    );
-                    compared += 1;
-                }
-            }
+            let what = format!("tp {tp} {backend}");
+            compared += assert_ladder(&costs, &ladder_pairs(true), &shapes, &what);
         }
     }
     assert!(compared >= 2 * 3 * 4 * 17, "only {compared} comparisons");

@@ -153,14 +153,7 @@ pub(super) fn gpt_oss(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
             layers: sliding_layers,
         });
     }
-    spec.moe = Some(Moe {
-        num_experts: cfg.u64("num_local_experts")?,
-        experts_per_token: cfg.u64("num_experts_per_tok")?,
-        expert_intermediate_size: spec.intermediate_size,
-        shared_expert_intermediate_size: 0,
-        dense_layers: 0,
-        expert_bias: true,
-    });
+    spec.moe = Some(every_layer_routed(cfg, spec.intermediate_size, true)?);
     Ok(())
 }
 
@@ -189,14 +182,7 @@ pub(super) fn mixtral(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
         }
     }
     spec.intermediate_size = cfg.u64("intermediate_size")?;
-    spec.moe = Some(Moe {
-        num_experts: cfg.u64("num_local_experts")?,
-        experts_per_token: cfg.u64("num_experts_per_tok")?,
-        expert_intermediate_size: spec.intermediate_size,
-        shared_expert_intermediate_size: 0,
-        dense_layers: 0,
-        expert_bias: false,
-    });
+    spec.moe = Some(every_layer_routed(cfg, spec.intermediate_size, false)?);
     Ok(())
 }
 
@@ -214,4 +200,17 @@ pub(super) fn glm4_moe(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
         return Ok(());
     };
     dense_prefix_moe(cfg, spec, num_experts)
+}
+
+/// Every layer MoE: `num_local_experts` routed experts of `width`, `num_experts_per_tok` per
+/// token, no shared expert (gpt-oss, Mixtral, MiniMax-M2); `expert_bias`: biased expert GEMMs.
+fn every_layer_routed(cfg: &Config, width: u64, expert_bias: bool) -> Result<Moe> {
+    Ok(Moe {
+        num_experts: cfg.u64("num_local_experts")?,
+        experts_per_token: cfg.u64("num_experts_per_tok")?,
+        expert_intermediate_size: width,
+        shared_expert_intermediate_size: 0,
+        dense_layers: 0,
+        expert_bias,
+    })
 }
