@@ -121,7 +121,7 @@ pub fn no_stronger(weak: &HardwareProfile, strong: &HardwareProfile) -> bool {
 
 /// The bundled profiles that name kernel tables (parsed once per process; a profile whose
 /// text has no `kernel_tables:` key is not parsed at all).
-fn profiles_with_tables() -> &'static [HardwareProfile] {
+pub(super) fn profiles_with_tables() -> &'static [HardwareProfile] {
     static CACHE: OnceLock<Vec<HardwareProfile>> = OnceLock::new();
     CACHE.get_or_init(|| {
         hardware_names()

@@ -40,15 +40,14 @@
 //! with tables share an architecture and differ in FLOPs). Roofline fallbacks (an op the donor's
 //! tables lack) are priced by the target's own roofline, unscaled.
 use super::curve::Curve;
+use super::envelope::profiles_with_tables;
 use super::{KernelCost, Parts};
 use crate::cost::roofline::Roofline;
 use crate::cost::BatchShape;
 use crate::error::{Error, Result};
-use crate::spec::bundled::{hardware_names, hardware_yaml, load_hardware};
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
-use std::sync::OnceLock;
 
 /// The donor's and the target's datasheet-bound prices of the same deployment.
 #[derive(Debug, Clone)]
@@ -76,17 +75,9 @@ pub fn scale(t_donor: f64, r_donor: f64, r_target: f64) -> f64 {
     }
 }
 
-/// The bundled profile whose `kernel_tables` is `system` (parsed once per process).
+/// The bundled profile whose `kernel_tables` is `system` (the envelope's parsed list).
 pub fn donor_profile(system: &str) -> Option<&'static HardwareProfile> {
-    static CACHE: OnceLock<Vec<HardwareProfile>> = OnceLock::new();
-    CACHE
-        .get_or_init(|| {
-            hardware_names()
-                .into_iter()
-                .filter(|n| hardware_yaml(n).is_some_and(|t| t.contains("kernel_tables:")))
-                .filter_map(|n| load_hardware(n).ok())
-                .collect()
-        })
+    profiles_with_tables()
         .iter()
         .find(|h| h.kernel_tables.as_deref() == Some(system))
 }
