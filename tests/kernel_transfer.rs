@@ -435,3 +435,23 @@ fn a_bad_donor_is_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `calibrate` fits the backend that prices the runs: a transferred profile's runs are priced by
+/// the donor's tables under the default rule (`cost::select`), so a fit of H20 or H800 writes
+/// the kernel backend's constants (`kernels_overheads:`), not the roofline's; with
+/// `--cost-model roofline` it stays the roofline's.
+#[test]
+fn calibrate_fits_the_kernel_backend_of_a_transferred_profile() {
+    use servesim::calibrate::backend::kernels_priced;
+    use servesim::cost::CostModel;
+    use servesim::spec::bundled::load_hardware;
+    for name in ["h20-96gb", "h800-sxm5-80gb"] {
+        let hw = load_hardware(name).unwrap();
+        assert!(hw.kernel_tables.is_none() && hw.kernel_tables_from.is_some());
+        assert!(kernels_priced(&hw, None), "{name}: default rule");
+        assert!(kernels_priced(&hw, Some(CostModel::Kernels)), "{name}");
+        assert!(!kernels_priced(&hw, Some(CostModel::Roofline)), "{name}");
+    }
+    let ascend = load_hardware("ascend-a3").unwrap();
+    assert!(!kernels_priced(&ascend, None));
+}

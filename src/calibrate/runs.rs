@@ -260,10 +260,11 @@ impl RunSet {
         sc.hardware.kernels_overheads = candidate.kernels_overheads.clone();
         // The profile being fitted decides whether measured kernels exist (default rule).
         sc.hardware.kernel_tables = candidate.kernel_tables.clone();
+        sc.hardware.kernel_tables_from = candidate.kernel_tables_from.clone();
         if let Some(m) = self.cost_model {
             // Measured kernels only where the profile has tables (or the run names its own);
             // the roofline prices the others, as the default rule would.
-            let tables = sc.hardware.kernel_tables.is_some() || sc.cost.kernel_db.is_some();
+            let tables = super::backend::has_tables(&sc.hardware) || sc.cost.kernel_db.is_some();
             sc.cost.model = Some(if tables { m } else { CostModel::Roofline });
         }
         if self.runs[r].vllm_client {
