@@ -30,19 +30,14 @@
 //! - host constants (`step_cpu_ns`, `eager_layer_ns`, `request_latency_ns`, ...) keep their
 //!   bounds: the host does not depend on the backend.
 use super::params::{Param, Section, Sharing};
+use crate::cost::select::tables_of;
 use crate::cost::CostModel;
 use crate::spec::hardware::HardwareProfile;
 
 /// True when `cost_model` (`None` = the default rule) prices `hw`'s runs with the measured
 /// kernels (calibration gives runs no `--kernel-db`).
 pub fn kernels_priced(hw: &HardwareProfile, cost_model: Option<CostModel>) -> bool {
-    has_tables(hw) && cost_model.unwrap_or(CostModel::Kernels) == CostModel::Kernels
-}
-
-/// Whether `hw` has measured kernel tables: its own (`kernel_tables:`) or a same-architecture
-/// donor's (`kernel_tables_from:`, H20 and H800), as `cost::select`'s default rule reads them.
-pub fn has_tables(hw: &HardwareProfile) -> bool {
-    hw.kernel_tables.is_some() || hw.kernel_tables_from.is_some()
+    tables_of(hw).is_some() && cost_model.unwrap_or(CostModel::Kernels) == CostModel::Kernels
 }
 
 /// The kernel backend's bounds and sharing of an overhead constant: (name, lo, hi, why).

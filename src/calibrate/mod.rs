@@ -132,7 +132,7 @@ impl Calibration {
         if req.cost_model == Some(crate::cost::CostModel::Kernels) && bases.len() > 1 {
             let mut h = 0;
             while h < bases.len() {
-                if !backend::has_tables(&bases[h]) && bases.len() > 1 {
+                if crate::cost::select::tables_of(&bases[h]).is_none() && bases.len() > 1 {
                     skipped.push(format!(
                         "{}: no kernel tables (`kernel_tables:` or `kernel_tables_from:`), so the roofline prices its runs; left out of this kernels fit",
                         bases[h].name

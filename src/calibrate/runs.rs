@@ -264,7 +264,8 @@ impl RunSet {
         if let Some(m) = self.cost_model {
             // Measured kernels only where the profile has tables (or the run names its own);
             // the roofline prices the others, as the default rule would.
-            let tables = super::backend::has_tables(&sc.hardware) || sc.cost.kernel_db.is_some();
+            let tables = crate::cost::select::tables_of(&sc.hardware).is_some()
+                || sc.cost.kernel_db.is_some();
             sc.cost.model = Some(if tables { m } else { CostModel::Roofline });
         }
         if self.runs[r].vllm_client {
