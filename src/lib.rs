@@ -101,7 +101,8 @@
 //! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
-//!   `spec::bundled::model_from_path`, then the bundled config.json files `spec::bundled_hf`;
+//!   `spec::bundled::load_model` by name (`spec::checkpoint_name`: prefix, same-architecture
+//!   builds, a `-FP8` suffix), the bundled config.json files `spec::bundled_hf`;
 //! - a Hugging Face config.json read: `spec::hf_config` (entry, multimodal wrappers),
 //!   `spec::hf_arch` (per-architecture layer rules), `spec::hf_quant` (weight formats),
 //!   `spec::hf_refuse` (architectures refused, with the mechanism), `spec::hf_vision` (vision

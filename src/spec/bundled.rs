@@ -2,7 +2,8 @@
 //! `models/*.yaml`, embedded with `include_str!` so the binary works from any directory), and
 //! the loaders that accept either a bundled name or a path: a YAML file, or for models a
 //! Hugging Face `config.json` (or a directory holding one).
-use super::bundled_hf::find_hf;
+use super::bundled_hf::{find_hf, BundledHf};
+use super::checkpoint_name;
 use super::hardware::HardwareProfile;
 use super::hf_config::model_from_hf_config;
 use super::load::{from_yaml_str, read_text};
@@ -205,26 +206,73 @@ pub fn load_hardware(name_or_path: &str) -> Result<HardwareProfile> {
     }
 }
 
-/// The bundled model a Hugging Face id or path names, when obvious (`Qwen/Qwen3-8B` →
-/// `qwen3-8b`, as in a log's `model=` or a pasted `--model-path`): the last path component,
-/// lower-cased, equal to a bundled name or starting with one followed by `-`
-/// (`Qwen3-Coder-480B-A35B-Instruct-w8a8` → `qwen3-coder-480b-a35b`).
-pub fn model_from_path(path: &str) -> Option<&'static str> {
+/// The last path component of a model argument, lower-cased, without Meta's `meta-` prefix
+/// (`meta-llama/Meta-Llama-3.1-8B/` → `llama-3.1-8b`).
+fn checkpoint_last(path: &str) -> Option<String> {
     let last = path
         .trim_end_matches(['/', '\\'])
         .rsplit(['/', '\\'])
         .next()?
         .to_lowercase();
-    let last = last.strip_prefix("meta-").unwrap_or(&last);
+    Some(
+        last.strip_prefix("meta-")
+            .map(str::to_string)
+            .unwrap_or(last),
+    )
+}
+
+/// The bundled model whose name `last` is or starts with, followed by `-` (the longest).
+fn bundled_prefix_of(last: &str) -> Option<&'static str> {
     model_names()
         .into_iter()
-        .filter(|n| {
-            last == *n
-                || last
-                    .strip_prefix(n)
-                    .is_some_and(|rest| rest.starts_with('-'))
-        })
+        .filter(|n| checkpoint_name::names_build_of(last, n))
         .max_by_key(|n| n.len())
+}
+
+/// The bundled model a Hugging Face id or path names, when obvious (`Qwen/Qwen3-8B` →
+/// `qwen3-8b`, as in a log's `model=` or a pasted `--model-path`): the last path component,
+/// lower-cased, equal to a bundled name or starting with one followed by `-`
+/// (`Qwen3-Coder-480B-A35B-Instruct-w8a8` → `qwen3-coder-480b-a35b`).
+pub fn model_from_path(path: &str) -> Option<&'static str> {
+    bundled_prefix_of(&checkpoint_last(path)?)
+}
+
+/// A checkpoint named by id or path with no file here, resolved by name
+/// ([`checkpoint_name`]): a same-architecture build is replaced by its bundled stand-in, then
+/// the bundled model or bundled config the name starts with is loaded, and what the rest of
+/// the name states (its weight format) applied. `None` when no bundled model fits.
+fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
+    let Some(last) = checkpoint_last(name_or_path) else {
+        return Ok(None);
+    };
+    let (base, note) = match checkpoint_name::same_architecture(&last) {
+        Some((base, note)) => (base, Some(note)),
+        None => (last, None),
+    };
+    let (mut model, suffix) = if let Some(name) = bundled_prefix_of(&base) {
+        (load_model(name)?, base[name.len()..].to_string())
+    } else if let Some(hf) = find_hf_prefix(&base) {
+        let short = hf.short_name();
+        (parsed_once_hf(hf)?, base[short.len()..].to_string())
+    } else {
+        return Ok(None);
+    };
+    checkpoint_name::apply_suffix(&mut model, name_or_path, &suffix)?;
+    model.notes.extend(note);
+    Ok(Some(model))
+}
+
+/// The bundled config whose short name `last` is or starts with, followed by `-` (the longest).
+fn find_hf_prefix(last: &str) -> Option<BundledHf> {
+    super::bundled_hf::bundled_hf()
+        .filter(|b| checkpoint_name::names_build_of(last, &b.short_name()))
+        .max_by_key(|b| b.short_name().len())
+}
+
+static PARSED_MODELS: Parsed<ModelSpec> = OnceLock::new();
+
+fn parsed_once_hf(hf: BundledHf) -> Result<ModelSpec> {
+    parsed_once(&PARSED_MODELS, hf.cache_key(), || hf.load())
 }
 
 /// Loads and validates a model: a bundled name, a path to a YAML file, or a Hugging Face
@@ -233,31 +281,26 @@ pub fn model_from_path(path: &str) -> Option<&'static str> {
 /// names ([`model_from_path`]); failing that, to a bundled config.json
 /// ([`super::bundled_hf::find_hf`]: `moonshotai/Kimi-K2-Instruct`, `kimi-k2-instruct`).
 pub fn load_model(name_or_path: &str) -> Result<ModelSpec> {
-    static PARSED: Parsed<ModelSpec> = OnceLock::new();
     if let Some(text) = lookup(DRAFT_MODELS, name_or_path) {
-        return parsed_once(&PARSED, text, || {
+        return parsed_once(&PARSED_MODELS, text, || {
             let origin = PathBuf::from(format!("<bundled>/{DRAFT_DIR}/{name_or_path}.yaml"));
             let model: ModelSpec = from_yaml_str(text, &origin)?;
             model.validate(&origin.display().to_string())?;
             Ok(model)
         });
     }
-    let name_or_path = match model_from_path(name_or_path) {
-        Some(bundled)
-            if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() =>
-        {
-            bundled
-        }
-        _ => name_or_path,
-    };
-    if lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists() {
+    let unbundled = lookup(MODELS, name_or_path).is_none() && !Path::new(name_or_path).exists();
+    if unbundled {
         if let Some(hf) = find_hf(name_or_path) {
-            return parsed_once(&PARSED, hf.cache_key(), || hf.load());
+            return parsed_once_hf(hf);
+        }
+        if let Some(model) = by_checkpoint_name(name_or_path)? {
+            return Ok(model);
         }
     }
     let source = resolve(MODELS, MODEL_DIR, "model", name_or_path)?;
     if let Source::Bundled(text, origin) = source {
-        return parsed_once(&PARSED, text, || {
+        return parsed_once(&PARSED_MODELS, text, || {
             let (model, origin): (ModelSpec, _) = load_yaml(Source::Bundled(text, origin))?;
             model.validate(&origin.display().to_string())?;
             Ok(model)

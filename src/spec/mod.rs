@@ -3,6 +3,7 @@
 pub mod backend_defaults;
 pub mod bundled;
 pub mod bundled_hf;
+pub mod checkpoint_name;
 pub mod defaults;
 pub mod dp_attention_rules;
 pub mod engine;

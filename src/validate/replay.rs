@@ -102,15 +102,14 @@ pub fn scenario_for(
     {
         Some(m) => m,
         None => {
+            // The printed id resolves by name (`spec::checkpoint_name`: the bundled model or
+            // config it names, its `-FP8` weight format, same-architecture builds).
             let printed = args.model.as_deref().unwrap_or("");
-            let m = model_from_path(printed)
-                .map(str::to_string)
-                .or_else(|| crate::spec::bundled_hf::find_hf(printed).map(|b| b.hf_id()))
-                .ok_or_else(|| {
-                at("model", format!("cannot map model `{printed}` to a bundled model; pass --model (one of {}, a model YAML or a config.json)", model_names().join(", ")))
+            let resolved = crate::spec::bundled::load_model(printed).map_err(|e| {
+                at("model", format!("cannot map model `{printed}` to a bundled model ({e}); pass --model (one of {}, a model YAML or a config.json)", model_names().join(", ")))
             })?;
-            notes.push(format!("model: `{printed}` mapped to {m}"));
-            m
+            notes.push(format!("model: `{printed}` mapped to {}", resolved.name));
+            printed.to_string()
         }
     };
 

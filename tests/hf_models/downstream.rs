@@ -16,6 +16,13 @@ fn run_ok(args: &[&str]) -> (String, String) {
 fn every_bundled_config_runs_under_both_cost_models() {
     for b in bundled_hf() {
         let id = b.hf_id();
+        // The widest TP the heads divide (Qwen2.5-1.5B's 12 heads stop at 4).
+        let model = b.load().unwrap();
+        let tp = [8, 4, 2, 1]
+            .into_iter()
+            .find(|&t| model.check_tp(t).is_ok())
+            .unwrap()
+            .to_string();
         for cost_model in ["kernels", "roofline"] {
             let args = [
                 "run",
@@ -24,7 +31,7 @@ fn every_bundled_config_runs_under_both_cost_models() {
                 "--hardware",
                 "h200-sxm-141gb",
                 "--tp",
-                "8",
+                &tp,
                 "--num-prompts",
                 "24",
                 "--cost-model",

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 #[path = "../common/mod.rs"]
 mod common;
 mod downstream;
+mod names;
 mod refusals;
 
 fn hf_path(file: &str) -> PathBuf {

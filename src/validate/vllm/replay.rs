@@ -13,7 +13,7 @@ use crate::spec::server::ServerFlags;
 use crate::spec::vllm_client::ClientKind;
 use crate::spec::workload::{ClientFlags, ScenarioFile};
 use crate::validate::compare::{err_pct, MetricRow};
-use crate::validate::replay::{is_set, model_from_path, server_flags_from_command};
+use crate::validate::replay::{is_set, server_flags_from_command};
 
 /// What the caller may override.
 #[derive(Debug, Clone, Default)]
@@ -73,7 +73,8 @@ pub fn scenario_for(run: &VllmResult, ov: &VllmOverrides) -> Result<Scenario> {
             .as_ref()
             .and_then(|b| b.model.clone())
             .or_else(|| serve.as_ref().and_then(|s| s.model.clone()))?;
-        model_from_path(&named).map(String::from)
+        // Resolved by name as `run --model` does (`spec::checkpoint_name`).
+        crate::spec::bundled::load_model(&named).ok().map(|_| named)
     });
     let Some(model) = model else {
         return Err(Error::invalid(

@@ -1,0 +1,196 @@
+//! What a checkpoint's name says beyond the bundled model it resolves to. A log's
+//! `--model-path` names a checkpoint (`Qwen/Qwen3-32B-FP8`,
+//! `meta-llama/Llama-3.3-70B-Instruct`), not a bundled model. [`super::bundled::load_model`]
+//! maps it to the bundled model or config whose name it starts with, or to one of the
+//! same-architecture builds listed here. This module then reads what the rest of the name
+//! states:
+//!
+//! - **Weight format.** A `-FP8` checkpoint is priced as FP8, and a `-w8a8` / `-INT8` one as
+//!   W8A8 INT8 (SGLang reads the format from the checkpoint's `quantization_config`, so the
+//!   name stands in for the config). Before this, the name was dropped silently and the bf16
+//!   base priced every such run at twice its weight bytes.
+//! - **Refusals.** Formats servesim does not price (AWQ, GPTQ, NVFP4, bitsandbytes, GGUF, …)
+//!   are refused in one line. They are not priced as bf16.
+//! - **Notes.** Each choice becomes a model note, printed with every run.
+//!
+//! A real `config.json` (a path) always wins: this is only for names with no file.
+use super::model::{ModelSpec, WeightFormat};
+use crate::error::{Error, Result};
+
+/// Checkpoints with a bundled model's architecture under another name: (name lower-cased,
+/// without its organisation; the bundled model or config short name; why it is the same
+/// architecture). A name matches itself or itself followed by `-` (so `-FP8` and similar
+/// suffixes still read).
+const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
+    (
+        "llama-3.3-70b-instruct",
+        "llama-3.1-70b",
+        "Llama 3.3 70B keeps Llama 3.1 70B's architecture: vocab 128,256, hidden 8192, \
+         MLP 28,672, 80 layers, 64 heads / 8 KV heads, untied, 131,072 context (the two \
+         models' tables in oumi-ai/oumi configs/recipes/llama3_1 and llama3_3 READMEs)",
+    ),
+    (
+        "deepseek-r1-distill-llama-70b",
+        "llama-3.1-70b",
+        "DeepSeek-R1's model card: distilled from Llama-3.3-70B-Instruct (a fine-tune keeps \
+         its base's architecture)",
+    ),
+    (
+        "deepseek-r1-distill-llama-8b",
+        "llama-3.1-8b",
+        "DeepSeek-R1's model card: distilled from Llama-3.1-8B",
+    ),
+    (
+        "deepseek-r1-distill-qwen-32b",
+        "qwen2.5-32b",
+        "DeepSeek-R1's model card: distilled from Qwen2.5-32B",
+    ),
+    (
+        "deepseek-r1-distill-qwen-7b",
+        "qwen2.5-7b",
+        "DeepSeek-R1's model card: distilled from Qwen2.5-Math-7B, which has Qwen2.5-7B's \
+         layer shapes",
+    ),
+    (
+        "deepseek-r1-distill-qwen-1.5b",
+        "qwen2.5-1.5b",
+        "DeepSeek-R1's model card: distilled from Qwen2.5-Math-1.5B, which has \
+         Qwen2.5-1.5B's layer shapes",
+    ),
+    (
+        "deepseek-v3.1",
+        "deepseek-v3",
+        "DeepSeek-V3.1's model card: post-trained on the DeepSeek-V3 base checkpoint \
+         (DeepseekV3ForCausalLM, same shapes)",
+    ),
+    (
+        "mixtral-8x7b-instruct-v0.1",
+        "mixtral-8x7b-v0.1",
+        "Mistral's instruction fine-tune of Mixtral-8x7B-v0.1",
+    ),
+    (
+        "mixtral-8x22b-instruct-v0.1",
+        "mixtral-8x22b-v0.1",
+        "Mistral's instruction fine-tune of Mixtral-8x22B-v0.1",
+    ),
+    (
+        "qwen3-coder-30b-a3b-instruct",
+        "qwen3-30b-a3b",
+        "Qwen3-Coder-30B-A3B's model card: 30.5B total / 3.3B active, 48 layers, 32 / 4 \
+         heads, 128 experts with 8 active, as Qwen3-30B-A3B (its context is longer)",
+    ),
+    (
+        "llama-2-7b-chat-hf",
+        "llama-2-7b-hf",
+        "Meta's chat fine-tune of Llama-2-7b",
+    ),
+    (
+        "llama-2-13b-chat-hf",
+        "llama-2-13b-hf",
+        "Meta's chat fine-tune of Llama-2-13b",
+    ),
+    (
+        "llama-2-70b-chat-hf",
+        "llama-2-70b-hf",
+        "Meta's chat fine-tune of Llama-2-70b",
+    ),
+];
+
+/// True when `name` is `base` itself or `base` followed by `-` and more.
+pub fn names_build_of(name: &str, base: &str) -> bool {
+    name == base || name.strip_prefix(base).is_some_and(|r| r.starts_with('-'))
+}
+
+/// A same-architecture build `name` (lower-cased, no organisation) is: the name to resolve in
+/// its place (the bundled name followed by the rest of `name`) and a note naming the source.
+pub fn same_architecture(name: &str) -> Option<(String, String)> {
+    let (alias, target, why) = SAME_ARCHITECTURE
+        .iter()
+        .filter(|(alias, _, _)| names_build_of(name, alias))
+        .max_by_key(|(alias, _, _)| alias.len())?;
+    let rest = &name[alias.len()..];
+    let note = format!("`{name}` is priced with `{target}`'s architecture: {why}");
+    Some((format!("{target}{rest}"), note))
+}
+
+/// Name tokens of weight formats servesim does not price.
+const UNPRICED: &[(&str, &str)] = &[
+    ("awq", "AWQ (4-bit weights)"),
+    ("gptq", "GPTQ (4/8-bit weights)"),
+    ("int4", "INT4 weights"),
+    ("w4a16", "W4A16 (4-bit weights)"),
+    ("w4a8", "W4A8 (4-bit weights)"),
+    ("w8a16", "W8A16 (8-bit weights, 16-bit activations)"),
+    ("nvfp4", "NVFP4"),
+    ("fp4", "FP4"),
+    ("bnb", "bitsandbytes"),
+    ("4bit", "4-bit weights"),
+    ("8bit", "8-bit bitsandbytes weights"),
+    ("gguf", "GGUF"),
+    ("exl2", "EXL2"),
+    ("hqq", "HQQ"),
+    ("aqlm", "AQLM"),
+];
+
+/// The weight format the tokens of `suffix` (the part of a checkpoint name after its base
+/// model's) state: `None` when they state none.
+pub fn format_in_suffix(
+    suffix: &str,
+    is_moe: bool,
+) -> std::result::Result<Option<WeightFormat>, String> {
+    let lower = suffix.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower
+        .split(['-', '.', '_'])
+        .filter(|t| !t.is_empty())
+        .collect();
+    if let Some((_, what)) = UNPRICED.iter().find(|(t, _)| tokens.contains(t)) {
+        return Err(format!(
+            "the name states {what}, a weight format servesim does not price (it prices {})",
+            WeightFormat::NAMES
+        ));
+    }
+    let has = |t: &str| tokens.contains(&t);
+    Ok(if has("mxfp4") {
+        if !is_moe {
+            return Err(
+                "the name states MXFP4, which servesim prices on MoE experts only".to_string(),
+            );
+        }
+        Some(WeightFormat::Mxfp4)
+    } else if has("fp8") {
+        Some(WeightFormat::Fp8)
+    } else if has("w8a8") || has("int8") {
+        Some(WeightFormat::W8a8Int8)
+    } else if has("bf16") {
+        Some(WeightFormat::Bf16)
+    } else {
+        None
+    })
+}
+
+/// Applies what `suffix` states to `model`, resolved from the checkpoint `id`: the weight format
+/// (with a note when it differs from the bundled model's), or a one-line refusal.
+pub fn apply_suffix(model: &mut ModelSpec, id: &str, suffix: &str) -> Result<()> {
+    let format = format_in_suffix(suffix, model.moe.is_some())
+        .map_err(|why| Error::Msg(format!("model `{id}`: {why}; pass its config.json to be told exactly, or --quantization to price it as one of those")))?;
+    if let Some(format) = format.filter(|f| *f != model.weights) {
+        model.notes.push(format!(
+            "`{id}`: weights priced as {} from the checkpoint's name (`{}`'s own format is {}); \
+             its config.json's quantization_config decides the exact scheme",
+            format_name(format),
+            model.name,
+            format_name(model.weights),
+        ));
+        model.weights = format;
+    }
+    Ok(())
+}
+
+fn format_name(f: WeightFormat) -> &'static str {
+    match f {
+        WeightFormat::Bf16 => "bf16",
+        WeightFormat::Fp8 => "fp8",
+        WeightFormat::W8a8Int8 => "w8a8_int8",
+        WeightFormat::Mxfp4 => "mxfp4",
+    }
+}

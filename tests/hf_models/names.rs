@@ -1,0 +1,108 @@
+//! Checkpoints named by id with no file here (`spec::checkpoint_name`): the Qwen2.5 and Llama-2
+//! configs bundled from aiconfigurator 0.7.0 match their publishers' sizes; a checkpoint name's
+//! weight format is priced (`-FP8`, `quantized.w8a8`) or refused (AWQ, GPTQ, FP4), never
+//! dropped; same-architecture builds resolve to their stand-in with a note.
+use super::{near, parse, total_params};
+use servesim::spec::bundled::load_model;
+use servesim::spec::model::WeightFormat;
+
+#[test]
+fn qwen2_5_and_llama_2_match_their_cards() {
+    // Qwen2.5 model cards, "Number of Parameters": 1.54B, 7.61B, 32.5B, 72.7B (biased q/k/v,
+    // 1.5B ties its embedding).
+    for (file, want_b) in [
+        ("Qwen--Qwen2.5-1.5B", 1.54),
+        ("Qwen--Qwen2.5-7B", 7.61),
+        ("Qwen--Qwen2.5-32B", 32.5),
+        ("Qwen--Qwen2.5-72B", 72.7),
+    ] {
+        let m = parse(file);
+        assert!(m.qkv_bias, "{file}: Qwen2 projects q/k/v with bias");
+        assert_eq!(m.sliding_window, None, "{file}: use_sliding_window false");
+        near(file, total_params(&m), want_b, 0.01);
+    }
+    // Llama 2 paper (Touvron et al. 2023), Table 1 / the model cards: 7B, 13B, 70B (the
+    // checkpoints hold 6.74B, 13.0B, 69.0B).
+    for (file, want_b) in [
+        ("meta-llama--Llama-2-7b-hf", 6.74),
+        ("meta-llama--Llama-2-13b-hf", 13.0),
+        ("meta-llama--Llama-2-70b-hf", 69.0),
+    ] {
+        near(file, total_params(&parse(file)), want_b, 0.01);
+    }
+}
+
+#[test]
+fn a_quantized_checkpoint_name_sets_the_weight_format() {
+    let m = load_model("Qwen/Qwen3-32B-FP8").unwrap();
+    assert_eq!(m.weights, WeightFormat::Fp8);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("fp8") && n.contains("Qwen3-32B-FP8")));
+    // FP8 weights are about half the bf16 bytes (Qwen3-32B: 32.8B parameters).
+    let bf16 = load_model("Qwen/Qwen3-32B").unwrap();
+    assert_eq!(bf16.weights, WeightFormat::Bf16);
+    assert!(bf16.notes.is_empty());
+    let m = load_model("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8").unwrap();
+    assert_eq!(m.weights, WeightFormat::W8a8Int8);
+    let m = load_model("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8").unwrap();
+    assert_eq!(
+        (m.name.as_str(), m.weights),
+        ("qwen3-235b-a22b", WeightFormat::Fp8)
+    );
+    // DeepSeek-V3 ships FP8: an unmarked re-release keeps it, with no note.
+    let m = load_model("deepseek-ai/DeepSeek-V3-0324").unwrap();
+    assert_eq!(m.weights, WeightFormat::Fp8);
+    assert!(m.notes.is_empty());
+}
+
+#[test]
+fn unpriced_formats_are_refused_by_name() {
+    for (id, what) in [
+        ("Qwen/Qwen2.5-72B-Instruct-AWQ", "AWQ"),
+        ("Qwen/Qwen3-32B-GPTQ-Int4", "GPTQ"),
+        ("nvidia/DeepSeek-R1-FP4", "FP4"),
+        ("nvidia/Llama-3.3-70B-Instruct-NVFP4", "NVFP4"),
+        ("unsloth/Qwen3-8B-bnb-4bit", "bitsandbytes"),
+        ("someone/Llama-3.1-8B-MXFP4", "MoE experts only"),
+    ] {
+        let e = load_model(id).expect_err(id).to_string();
+        assert!(e.contains(id) && e.contains(what), "{id}: {e}");
+        assert_eq!(e.lines().count(), 1, "{id}: {e}");
+    }
+}
+
+#[test]
+fn same_architecture_builds_resolve_with_a_note() {
+    // oumi-ai/oumi's Llama 3.3 table: 80 layers, hidden 8192, MLP 28,672, 64 / 8 heads,
+    // vocab 128,256.
+    let m = load_model("meta-llama/Llama-3.3-70B-Instruct").unwrap();
+    assert_eq!(
+        (m.num_layers, m.hidden_size, m.intermediate_size),
+        (80, 8192, 28672)
+    );
+    assert_eq!(
+        (m.num_attention_heads, m.num_kv_heads, m.vocab_size),
+        (64, 8, 128256)
+    );
+    assert!(m.notes.iter().any(|n| n.contains("llama-3.1-70b")));
+    // Its FP8 build: both the stand-in and the format.
+    let m = load_model("nvidia/Llama-3.3-70B-Instruct-FP8").unwrap();
+    assert_eq!((m.num_layers, m.weights), (80, WeightFormat::Fp8));
+    // DeepSeek's distills keep their bases' shapes (Qwen2.5-32B: 64 layers, hidden 5120).
+    let m = load_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B").unwrap();
+    assert_eq!((m.num_layers, m.hidden_size, m.qkv_bias), (64, 5120, true));
+    // A dated re-release of a bundled config resolves by prefix: R1-0528 is MLA, 61 layers.
+    let m = load_model("deepseek-ai/DeepSeek-R1-0528").unwrap();
+    assert!(m.mla.is_some());
+    assert_eq!(m.num_layers, 61);
+    let m = load_model("mistralai/Mixtral-8x7B-Instruct-v0.1").unwrap();
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!((moe.num_experts, moe.experts_per_token), (8, 2));
+    // DeepSeek-V3.2 is a different architecture (sparse attention): never the V3 stand-in.
+    let e = load_model("deepseek-ai/DeepSeek-V3.2")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("neither bundled nor a file"), "{e}");
+}
