@@ -48,6 +48,8 @@ bundle!(MODELS, MODEL_DIR = "models":
     "deepseek-v3",
     "llama-3.1-8b",
     "llama-3.1-70b",
+    "llama-3.2-3b",
+    "qwen3-14b",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name
