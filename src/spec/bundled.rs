@@ -255,6 +255,7 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
         (load_model(name)?, base[name.len()..].to_string())
     } else if let Some(hf) = find_hf_prefix(&base) {
         let short = hf.short_name();
+        let short = short.strip_prefix("meta-").unwrap_or(&short);
         (parsed_once_hf(hf)?, base[short.len()..].to_string())
     } else {
         return Ok(None);
@@ -266,9 +267,14 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
 
 /// The bundled config whose short name `last` is or starts with, followed by `-` (the longest).
 fn find_hf_prefix(last: &str) -> Option<BundledHf> {
+    // Short names lose Meta's `meta-` prefix as `last` did (`meta-llama-3.1-405b`).
+    let short = |b: &BundledHf| {
+        let s = b.short_name();
+        s.strip_prefix("meta-").map(str::to_string).unwrap_or(s)
+    };
     super::bundled_hf::bundled_hf()
-        .filter(|b| checkpoint_name::names_build_of(last, &b.short_name()))
-        .max_by_key(|b| b.short_name().len())
+        .filter(|b| checkpoint_name::names_build_of(last, &short(b)))
+        .max_by_key(|b| short(b).len())
 }
 
 static PARSED_MODELS: Parsed<ModelSpec> = OnceLock::new();

@@ -80,6 +80,18 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
          heads, 128 experts with 8 active, as Qwen3-30B-A3B (its context is longer)",
     ),
     (
+        "minimax-m2",
+        "minimax-m2.5",
+        "MiniMax-M2's model card: 230B total / 10B active parameters, MiniMaxM2ForCausalLM, the \
+         architecture and sizes of the bundled M2.5 / M2.7 configs",
+    ),
+    (
+        "minimax-m2.1",
+        "minimax-m2.5",
+        "MiniMax-M2.1 keeps MiniMax-M2's architecture (230B total / 10B active, \
+         MiniMaxM2ForCausalLM), as the bundled M2.5 does",
+    ),
+    (
         "llama-2-7b-chat-hf",
         "llama-2-7b-hf",
         "Meta's chat fine-tune of Llama-2-7b",

@@ -100,6 +100,13 @@ fn same_architecture_builds_resolve_with_a_note() {
     let m = load_model("mistralai/Mixtral-8x7B-Instruct-v0.1").unwrap();
     let moe = m.moe.as_ref().unwrap();
     assert_eq!((moe.num_experts, moe.experts_per_token), (8, 2));
+    // Bundled configs named with Meta's prefix match without it, suffix and all.
+    let m = load_model("meta-llama/Llama-3.1-405B-Instruct-FP8").unwrap();
+    assert_eq!((m.num_layers, m.weights), (126, WeightFormat::Fp8));
+    // MiniMax-M2 (card: 230B total / 10B active) is the bundled M2.5's architecture.
+    let m = load_model("MiniMaxAI/MiniMax-M2").unwrap();
+    assert_eq!(m.moe.as_ref().unwrap().num_experts, 256);
+    near("MiniMax-M2", total_params(&m), 230.0, 0.01);
     // DeepSeek-V3.2 is a different architecture (sparse attention): never the V3 stand-in.
     let e = load_model("deepseek-ai/DeepSeek-V3.2")
         .unwrap_err()
