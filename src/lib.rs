@@ -60,6 +60,8 @@
 //!   before 0.5.4): `spec::scheduler_cpu`, added to the step by `cost::overheads`; the host
 //!   time of SGLang's eager extend per layer kind (MLA, MoE, dense; the low-load TTFT) and
 //!   what 0.5.10+ piecewise prefill graphs leave of it: `cost::eager_host`, `cost::overheads`;
+//! - an NPU graph replay waiting for the host's per-layer attention-task update (Ascend verify,
+//!   draft extend, MLA decode): `cost::npu_graph_update`;
 //! - the radix cache: `engine::radix`; the running batch as O(1) aggregates:
 //!   `engine::running`; hits left by earlier runs on the same server (`--prior-runs`):
 //!   `client::prior`;

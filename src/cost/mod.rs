@@ -14,6 +14,7 @@ pub mod expert_parallel;
 pub mod kernels;
 pub mod moe_config;
 pub mod mxfp4;
+pub mod npu_graph_update;
 pub mod overheads;
 pub mod roofline;
 pub mod select;

@@ -34,11 +34,12 @@
 //! 6.8/8.2/5.8% on the 18 seeds) made public 12.9/10.8/43.5% → 17.1/15.5/44.1% and is not applied.
 use super::kernels::db::{bundled_systems, KernelDb};
 use super::kernels::{memo, KernelCost};
+use super::npu_graph_update::NpuGraphUpdate;
 use super::roofline::Roofline;
 use super::speculative::SpeculativeCost;
 use super::StepCost;
 use crate::error::{Error, Result};
-use crate::spec::hardware::HardwareProfile;
+use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
 use std::path::PathBuf;
@@ -94,7 +95,8 @@ pub fn build(
     server: &ServerConfig,
     choice: &CostChoice,
 ) -> Result<Box<dyn StepCost>> {
-    let target = build_one(hw, model, server, choice)?;
+    // On an NPU, graph replays wait for the host's attention-task updates (npu_graph_update).
+    let target = NpuGraphUpdate::wrap(build_one(hw, model, server, choice)?, hw, model, server);
     let Some(spec) = &server.speculative else {
         return Ok(target);
     };
@@ -104,7 +106,12 @@ pub fn build(
             ds.speculative = None;
             ds.kv_bytes_per_token = server.draft_kv_bytes_per_token;
             ds.weight_format = spec.draft_weight_format;
-            Some(build_one(hw, d, &ds, choice)?)
+            Some(NpuGraphUpdate::wrap(
+                build_one(hw, d, &ds, choice)?,
+                hw,
+                d,
+                &ds,
+            ))
         }
         None => None,
     };
@@ -113,6 +120,7 @@ pub fn build(
         draft,
         spec,
         server.overlap_schedule,
+        hw.arch == Arch::Ascend,
     )))
 }
 

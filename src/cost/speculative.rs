@@ -5,8 +5,11 @@
 //!   verify of `bs × N` tokens (each request extends N tokens over its context; tree attention
 //!   when k > 1), then the draft extend over the accepted tokens (`bs × (K + 1)`, the shape of
 //!   SGLang's draft-extend CUDA graph; `bs × N` with spec v2). Each part replays its graph when `bs` pads to a captured
-//!   size, else runs eagerly. NGRAM has no draft: the verify alone (its drafts come from a CPU
-//!   cache).
+//!   size, else runs eagerly; on an NPU the spec-v1 worker never captures the draft extend
+//!   (`eagle_worker.py`, 0.5.6.post2 l. 248 / @98a107d l. 257: `if self.draft_extend_attn_backend
+//!   and not _is_npu`), so it runs eagerly there, while spec v2 captures it on NPU
+//!   (`eagle_worker_v2.py` `EAGLEDraftExtendNpuGraphRunner`). NGRAM has no draft: the verify
+//!   alone (its drafts come from a CPU cache).
 //! * prefill (extend) batch: the target's extend, then the draft's extend over the same tokens
 //!   (the first token is streamed after both).
 //!
@@ -16,6 +19,12 @@
 use super::breakdown::{Component, CostItem, StepBreakdown};
 use super::{BatchShape, StepCost, StepTime};
 use crate::spec::speculative::SpeculativeConfig;
+
+/// Whether SGLang captures the draft extend after a verify in a graph: always on a GPU (when
+/// the batch pads to a captured size), on an NPU only under spec v2 (module doc).
+pub fn draft_extend_graphed(npu: bool, spec_v2: bool) -> bool {
+    !npu || spec_v2
+}
 
 /// The target and draft step costs of a speculative deployment.
 pub struct SpeculativeCost {
@@ -28,6 +37,8 @@ pub struct SpeculativeCost {
     draft_passes: u64,
     /// Tokens per request of the draft extend after a verify (K + 1, N with spec v2).
     draft_extend_width: u64,
+    /// Whether the draft extend after a verify may replay a graph (not spec v1 on an NPU).
+    draft_extend_graphed: bool,
     overlap: bool,
 }
 
@@ -47,6 +58,7 @@ impl SpeculativeCost {
         draft: Option<Box<dyn StepCost>>,
         spec: &SpeculativeConfig,
         overlap: bool,
+        npu: bool,
     ) -> Self {
         SpeculativeCost {
             target,
@@ -56,6 +68,7 @@ impl SpeculativeCost {
             num_draft_tokens: spec.num_draft_tokens,
             draft_passes: spec.draft_passes(),
             draft_extend_width: spec.draft_extend_width(),
+            draft_extend_graphed: draft_extend_graphed(npu, spec.worker.v2),
             overlap,
         }
     }
@@ -83,7 +96,7 @@ impl SpeculativeCost {
             };
             draft_extend.decode_reqs = bs;
             draft_extend.decode_ctx_sum = s.decode_ctx_sum + bs * (self.draft_extend_width - 1);
-            draft_extend.graph_bs = s.graph_bs;
+            draft_extend.graph_bs = s.graph_bs.filter(|_| self.draft_extend_graphed);
             draft_extend.decode_width = self.draft_extend_width;
         }
         Shapes {

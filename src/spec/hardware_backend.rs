@@ -36,6 +36,11 @@ pub struct Overheads {
     /// Extra fixed time per MoE layer per step (routing, permute/unpermute, expert dispatch), ns.
     #[serde(default)]
     pub moe_layer_ns: f64,
+    /// NPU graphs (`arch: ascend`): host time to update one captured fused-attention task of a
+    /// graph before its replay can pass that task, ns (`cost::npu_graph_update`). Default 0:
+    /// not priced (every NVIDIA profile).
+    #[serde(default)]
+    pub graph_task_update_ns: f64,
     /// Multiplier on the scheduler CPU time per iteration (`step_cpu_ns`, `per_request_cpu_ns`,
     /// which are stated for the one-thread loop of SGLang 0.5.4+) when the overlap scheduler
     /// runs the forward pass on a second Python thread (SGLang 0.3.6–0.5.3,
@@ -157,6 +162,7 @@ pub fn check_overheads(origin: &str, section: &str, o: &Overheads) -> Result<()>
         ("eager_layer_ns", o.eager_layer_ns),
         ("layer_ns", o.layer_ns),
         ("moe_layer_ns", o.moe_layer_ns),
+        ("graph_task_update_ns", o.graph_task_update_ns),
         ("request_latency_ns", o.request_latency_ns),
         ("tokenize_per_token_ns", o.tokenize_per_token_ns),
         ("stream_latency_ns", o.stream_latency_ns),
