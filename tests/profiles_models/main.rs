@@ -155,6 +155,10 @@ fn weight_bytes_match_reference() {
         ("gpt-oss-20b", WeightFormat::Mxfp4, 13.76e9, 0.03),
         ("gpt-oss-120b", WeightFormat::Mxfp4, 65.25e9, 0.03),
         ("deepseek-v3", WeightFormat::Fp8, 673e9, 0.02),
+        // Meta's Llama-3.2-3B card: 3.21B parameters (tied embedding).
+        ("llama-3.2-3b", WeightFormat::Bf16, 6.42e9, 0.015),
+        // Qwen3-14B card: "Number of Parameters: 14.8B".
+        ("qwen3-14b", WeightFormat::Bf16, 29.6e9, 0.015),
     ];
     assert_eq!(
         cases.len(),
@@ -192,6 +196,9 @@ fn kv_bytes_per_token_match_reference() {
         ("gpt-oss-20b", 49152.0), // every layer counted (naive_all_layers)
         ("gpt-oss-120b", 73728.0),
         ("deepseek-v3", 70272.0),
+        // 2 (K, V) × layers × KV heads × head_dim × 2 bytes: 28 × 8 × 128 and 40 × 8 × 128.
+        ("llama-3.2-3b", 2.0 * 28.0 * 8.0 * 128.0 * 2.0),
+        ("qwen3-14b", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),
