@@ -3,10 +3,12 @@
 //! does, the token budget shared by decodes and a chunked prefill in one step, the
 //! preemption victim (the last admitted running request, requeued at the front) and its
 //! recompute, `max_num_seqs`, and whole runs through the event loop. V0 (before 0.8) in
-//! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`; the KV budget
+//! `v0.rs`; CUDA-graph rules, async scheduling and vLLM's CPU costs in `rules.rs`; the serial host
+//! time per step with and without async scheduling in `host_time.rs`; the KV budget
 //! against real start-up logs in `logged_memory.rs`.
 #[path = "../common/mod.rs"]
 mod common;
+mod host_time;
 mod hybrid;
 mod logged_memory;
 mod rules;

@@ -37,6 +37,16 @@ pub const V0_CPU: CpuCosts = CpuCosts {
 /// V1 (0.8+): 1.0 ms + 8 µs per request: 3.0 ms at batch 256 (below #10634's 5–6 ms
 /// measured before the GIL fix), 1.1 ms at batch 10 (below #24174's detokenizer-bound
 /// 4.6 ms). Bounds: 0.5–3 ms fixed, 2–25 µs per request.
+///
+/// What it covers, read in 0.10.2 / 0.11.0: `EngineCore.step` runs `schedule()`, the model
+/// runner's `_update_states` / `_prepare_inputs`, the forward pass, the sampled ids'
+/// `.tolist()` sync with its bookkeeping, and `update_from_output()` in series, so the cost
+/// adds to the GPU time; `--async-scheduling` (`step_with_batch_queue` and PR #23569's
+/// `AsyncGPUModelRunnerOutput`) runs all of it under the previous step's GPU time
+/// (`cost::overheads::Overheads::with_cpu`). Later measurements agree with these values:
+/// tenstorrent/vllm PR #305 (vLLM overhead alone, no-op model) 1.15 ms at batch 32;
+/// vllm-ascend PR #2783 2.5 ms hidden at batch 48 (eager, NPU host). None measures the whole
+/// serial host time at batch ≥ 128 on a GPU (validation/vllm/host-time-notes.md).
 pub const V1_CPU: CpuCosts = CpuCosts {
     step_cpu_ns: 1.0e6,
     per_request_cpu_ns: 8e3,
