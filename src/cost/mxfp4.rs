@@ -49,7 +49,7 @@
 //!     small M, vLLM Marlin's packed-weight rate [`MARLIN_STREAM_BYTES_PER_S_SM80`] (the same
 //!     class of kernel: W4A16, dequantised per tile in registers, `mma.sync`). No timing of
 //!     `matmul_ogs` on sm80 was found; 0.5.8.post1 on 8 × A100 (public P014) prefills
-//!     ≥ 43 TFLOP/s of experts per GPU, out of the fitted path's reach (≈ 5), so the fit does
+//!     ≥ 42 TFLOP/s of experts per GPU (389,505 prompt tokens × 7.17 GFLOP / 8 GPUs / 8.18 s), out of the fitted path's reach (≈ 5), so the fit does
 //!     not carry over. Releases after 0.5.8.post1 (torch 2.11+ / Triton 3.6+ from 0.5.14)
 //!     are taken as the same (not read).
 //! - **vLLM 0.10.x–0.11.0 on sm90 (H100/H200/H20): Marlin too.** `get_mxfp4_backend` (0.10.2
