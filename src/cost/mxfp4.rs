@@ -30,10 +30,28 @@
 //!     rows (`gemm_half_tokens`). The dense Marlin paper's "~10% below FP16" (Frantar et
 //!     al., PPoPP 2025) was the previous price and does not describe the MoE MXFP4 variant.
 //!   - The profile's `moe_gemm` (SGLang's triton fused MoE) does not describe this kernel.
-//! - **SGLang: the profile's `mxfp4_*` constants** (fitted on seed 003's SGLang 0.5.1 A100
-//!   runs), unchanged here. 0.5.1 (wheel) runs triton_kernels' `matmul_ogs` on sm80 too when
-//!   that package imports (`server_args.py`: `auto` → `triton_kernel` at ep 1); its other
-//!   branch upcasts the experts to bf16 at load, through the same package.
+//! - **SGLang on sm80: `triton_kernels`' `matmul_ogs`, per release stack** ([`sglang_sm80_stack`]).
+//!   Every release read (0.5.1 … 0.5.8.post1 wheels) runs it at `ep_size` 1 (`server_args.py`
+//!   GptOss block: `auto` → `triton_kernel` when `triton_kernels` imports, which it does:
+//!   sgl-kernel installs triton's `python/triton_kernels` at a pinned commit), with the weights
+//!   in `StridedLayout` and `tl.dot_scaled(bf16, e2m1)`, which Triton decomposes into an
+//!   fp4 → bf16 upcast in the `mma` operand layout and `mma.sync` (both stacks compiled for sm80:
+//!   tensor cores in both; validation/gpustack/gpt-oss-notes.md, hoss80). The expert code
+//!   changes once: sgl-kernel ≤ 0.3.17.post1 (SGLang ≤ 0.5.5.post3, torch 2.8 / Triton 3.4)
+//!   ship one identical `triton_kernels`, sgl-kernel 0.3.18.post2 / 0.3.21 (0.5.6 /
+//!   0.5.8.post1, torch 2.9.1 / Triton 3.5.1) another.
+//!   - **≤ 0.5.5.post3: the profile's `mxfp4_*` constants**, fitted on seed 003 (0.5.1), whose
+//!     expert stack is byte-identical to 0.5.3's and 0.5.4.post2's. Those runs (and GPUStack's
+//!     0.5.3 / 0.5.4.post2 rows) are 5–10× slower than the kernel's instruction mix allows; the
+//!     cause is not in the sources read (a negative result, kept as a fit).
+//!   - **from 0.5.6: the compiled loop's issue bound** ([`MATMUL_OGS_SM80_PEAK_FRACTION`],
+//!     0.380 of the bf16 peak at large M, under Marlin's [`MARLIN_MOE_PEAK_FRACTION`]) and, at
+//!     small M, vLLM Marlin's packed-weight rate [`MARLIN_STREAM_BYTES_PER_S_SM80`] (the same
+//!     class of kernel: W4A16, dequantised per tile in registers, `mma.sync`). No timing of
+//!     `matmul_ogs` on sm80 was found; 0.5.8.post1 on 8 × A100 (public P014) prefills
+//!     ≥ 42 TFLOP/s of experts per GPU (389,505 prompt tokens × 7.17 GFLOP / 8 GPUs / 8.18 s), out of the fitted path's reach (≈ 5), so the fit does
+//!     not carry over. Releases after 0.5.8.post1 (torch 2.11+ / Triton 3.6+ from 0.5.14)
+//!     are taken as the same (not read).
 //! - **vLLM 0.10.x–0.11.0 on sm90 (H100/H200/H20): Marlin too.** `get_mxfp4_backend` (0.10.2
 //!   and 0.11.0 sdists, identical) returns FlashInfer BF16 on sm90 only with
 //!   `VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1` (default 0), then Marlin when
@@ -63,7 +81,56 @@
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::WeightFormat;
 use crate::spec::server::ServerConfig;
+use crate::spec::version::Version;
 use crate::spec::vllm::mxfp4::{self as vllm_mxfp4, VllmMxfp4Backend};
+
+/// The first SGLang release whose sm80 gpt-oss expert stack is the second one read: sglang
+/// 0.5.6's wheel pins `sgl-kernel==0.3.18.post2` and `torch==2.9.1` (Triton 3.5.1); 0.5.5.post3
+/// pins `sgl-kernel==0.3.17.post1` and `torch==2.8.0` (Triton 3.4.0), whose `triton_kernels`
+/// is byte-identical to 0.3.5's (SGLang 0.5.1).
+pub const SGLANG_SM80_STACK_CHANGE: Version = Version::new(0, 5, 6);
+
+/// Instructions in the main K loop of SGLang 0.5.6+'s sm80 `matmul_ogs` per warp per K step,
+/// at the tile `opt_flags_nvidia` picks for ≥ 128 rows per expert (BLOCK_M 128, BLOCK_N 256,
+/// BLOCK_K 128, 8 warps): the kernel of sgl-kernel 0.3.21's `triton_kernels` compiled for sm80
+/// with Triton 3.5.1 (its bundled ptxas), SASS counted (validation/gpustack/gpt-oss-notes.md,
+/// hoss80). 256 of them are `HMMA.16816.F32.BF16`.
+const MATMUL_OGS_SM80_LOOP_INSTRUCTIONS: f64 = 5387.0;
+/// `HMMA.16816` instructions in that loop per warp per K step (128 × 256 × 128 / 8 warps /
+/// (16 · 8 · 16)).
+const MATMUL_OGS_SM80_LOOP_HMMA: f64 = 256.0;
+/// Tensor-core cycles of one `HMMA.16816` (4096 FLOP) on an A100 SM sub-partition: 312 TFLOP/s
+/// = 108 SMs × 4 sub-partitions × 512 FLOP/clk × 1.41 GHz (A100 whitepaper).
+const HMMA_16816_CYCLES_SM80: f64 = 8.0;
+
+/// The most of the bf16 peak SGLang's sm80 `matmul_ogs` can reach at large M: one warp
+/// instruction issues per cycle per sub-partition, so its tensor cores are busy at most
+/// 256 · 8 / 5387 = 0.380 of the time. An upper bound (the loop also spills: ptxas keeps ~30
+/// registers and a 5 KB stack per thread at this tile; spills served by L1 at 128 B/clk would
+/// pull it to ~0.13). Under [`MARLIN_MOE_PEAK_FRACTION`], so it is the price.
+pub const MATMUL_OGS_SM80_PEAK_FRACTION: f64 =
+    MATMUL_OGS_SM80_LOOP_HMMA * HMMA_16816_CYCLES_SM80 / MATMUL_OGS_SM80_LOOP_INSTRUCTIONS;
+
+/// Which `triton_kernels` / Triton pair runs SGLang's MXFP4 experts on sm80.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SglangSm80Stack {
+    /// sgl-kernel 0.3.5 … 0.3.17.post1's `triton_kernels` with torch 2.8.0 / Triton 3.4.0:
+    /// SGLang 0.5.1 … 0.5.5.post3 (earlier gpt-oss releases taken as the same).
+    Torch28,
+    /// sgl-kernel 0.3.18.post2 / 0.3.21's `triton_kernels` with torch 2.9.1 / Triton 3.5.1:
+    /// SGLang 0.5.6 … 0.5.8.post1 (later releases taken as the same, not read).
+    Torch291,
+}
+
+/// The sm80 expert stack of an SGLang `version` (wheel METADATA `Requires-Dist`, read per
+/// release: validation/gpustack/gpt-oss-notes.md, hoss80).
+pub fn sglang_sm80_stack(version: Version) -> SglangSm80Stack {
+    if version >= SGLANG_SM80_STACK_CHANGE {
+        SglangSm80Stack::Torch291
+    } else {
+        SglangSm80Stack::Torch28
+    }
+}
 
 /// vLLM's Marlin MXFP4 fused MoE at large M, as a fraction of the bf16 tensor peak: 52–54%
 /// measured on an H20 at 1024–8192 rows per expert (FlagGems PRs #4483 / #4943, vLLM
@@ -166,8 +233,12 @@ pub fn table_provenance(hw: &HardwareProfile, server: &ServerConfig, dtype: &str
 /// The MXFP4 expert kernel of a deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mxfp4Kernel {
-    /// SGLang's MXFP4 MoE path: the profile's `efficiency.mxfp4_*` constants.
+    /// SGLang's MXFP4 MoE path: the profile's `efficiency.mxfp4_*` constants (on sm80: the
+    /// torch 2.8 stack, [`SglangSm80Stack::Torch28`]).
     SglangProfile,
+    /// SGLang's `triton_kernels` `matmul_ogs` on sm80 from 0.5.6 ([`SglangSm80Stack::Torch291`]),
+    /// priced with the Marlin bounds.
+    SglangMatmulOgsSm80,
     /// vLLM's Marlin W4A16 fused MoE (sm80; sm90 up to vLLM 0.11.0).
     VllmMarlin,
     /// vLLM's native MXFP4 kernels (sm90+): the grouped-GEMM efficiency.
@@ -180,6 +251,10 @@ pub fn kernel(hw: &HardwareProfile, server: &ServerConfig) -> Option<Mxfp4Kernel
         return None;
     }
     Some(match (&server.vllm, hw.arch) {
+        (None, Arch::Ampere) => match sglang_sm80_stack(server.version) {
+            SglangSm80Stack::Torch28 => Mxfp4Kernel::SglangProfile,
+            SglangSm80Stack::Torch291 => Mxfp4Kernel::SglangMatmulOgsSm80,
+        },
         (None, _) => Mxfp4Kernel::SglangProfile,
         // The backend rule per GPU and version lives with the loaded bytes it decides.
         (Some(v), arch) => match vllm_mxfp4::backend(arch, v.version) {
@@ -233,6 +308,13 @@ impl Mxfp4Kernel {
                 memory_mult: marlin_memory_mult(hw),
                 half_tokens: e.gemm_half_tokens,
             },
+            Mxfp4Kernel::SglangMatmulOgsSm80 => ExpertRates {
+                peak_eff: MARLIN_MOE_PEAK_FRACTION
+                    .min(MATMUL_OGS_SM80_PEAK_FRACTION)
+                    .min(e.gemm),
+                memory_mult: marlin_memory_mult(hw),
+                half_tokens: e.gemm_half_tokens,
+            },
             Mxfp4Kernel::VllmNative => ExpertRates {
                 peak_eff: moe_gemm,
                 memory_mult: 1.0,
@@ -246,8 +328,22 @@ impl Mxfp4Kernel {
         let r = self.rates(hw);
         match self {
             Mxfp4Kernel::SglangProfile => format!(
-                "MXFP4 experts: SGLang's path, profile mxfp4_compute {:.4} × moe_gemm, mxfp4_memory {:.3}, half at {:.1} rows (fitted on seed 003)",
-                hw.efficiency.mxfp4_compute, r.memory_mult, r.half_tokens
+                "MXFP4 experts: SGLang's path, profile mxfp4_compute {:.4} × moe_gemm, mxfp4_memory {:.3}, half at {:.1} rows (fitted on seed 003){}",
+                hw.efficiency.mxfp4_compute,
+                r.memory_mult,
+                r.half_tokens,
+                if hw.arch == Arch::Ampere {
+                    "; sm80: triton_kernels matmul_ogs of sgl-kernel <= 0.3.17.post1 with torch 2.8 / Triton 3.4 (SGLang <= 0.5.5.post3, the same code as seed 003's 0.5.1), slow for a cause not found in the sources (validation/gpustack/gpt-oss-notes.md, hoss80)"
+                } else {
+                    ""
+                }
+            ),
+            Mxfp4Kernel::SglangMatmulOgsSm80 => format!(
+                "MXFP4 experts: SGLang >= 0.5.6 on sm80, triton_kernels matmul_ogs of sgl-kernel >= 0.3.18.post2 with torch 2.9.1 / Triton 3.5.1 (tl.dot_scaled: fp4 -> bf16 in registers, mma.sync); no timing of it on sm80: {:.3} of the bf16 peak at large M (its compiled loop's issue bound, 256 HMMA x 8 cycles / 5387 instructions, under Marlin's 0.54), half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (vLLM Marlin's measured rate, the same W4A16 mma.sync class, carried per SM-clock: {}) (validation/gpustack/gpt-oss-notes.md, hoss80)",
+                r.peak_eff,
+                r.half_tokens,
+                hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
+                sm_clock_source(hw)
             ),
             Mxfp4Kernel::VllmMarlin => format!(
                 "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",

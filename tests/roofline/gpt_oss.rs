@@ -35,9 +35,12 @@ fn vllm_mxfp4_experts_on_a100_cost_a_marlin_bf16_gemm_by_hand() {
     let want_ns = 24.0 * compute_s.max(memory_s) * 1e9;
     let mut prefill = BatchShape::default();
     prefill.add_prefill(4096, 0, None);
+    // SGLang 0.5.1: the torch 2.8 expert stack the profile's constants describe (0.5.6+ is
+    // priced in tests/roofline/sglang_mxfp4_sm80.rs).
     let flags = |engine: &str| ServerFlags {
         engine: (engine == "vllm").then(|| engine.into()),
         vllm_version: (engine == "vllm").then(|| "0.11.0".parse().unwrap()),
+        sglang_version: (engine != "vllm").then(|| "0.5.1".parse().unwrap()),
         ..Default::default()
     };
     for cost in [CostModel::Roofline, CostModel::Kernels] {
