@@ -268,8 +268,10 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
-    /// Whether these tables may floor an older GPU's roofline fallback under the envelope
-    /// (`cost::kernels::envelope`; default true; false above the ladder's top: B300, GB200).
+    /// Whether these tables take part in pricing another GPU under the envelope
+    /// (`cost::kernels::envelope`: bound a stronger GPU, floor a roofline fallback; default
+    /// true; false above the ladder's top, B300 and GB200, and for the PCIe L40S and RTX PRO
+    /// 6000). The profile's own deployments are priced under the envelope either way.
     #[serde(default = "yes")]
     pub envelope_floor: bool,
     /// For a profile without tables of its own: the table system of a bundled profile of the
