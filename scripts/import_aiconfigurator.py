@@ -61,14 +61,14 @@ import pyarrow.parquet as pq
 WHEEL_VERSION = "0.12.0"
 WHEEL_SHA256 = "aadc4aad0a00bf8a61c477c62bef43de479849c3aa0b1c3078068e08309eccc4"
 # The SGLang version slot AIConfigurator 0.12.0 queries per system (systems/query_versions.yaml:
-# default sglang current 0.5.14, override a100_sxm 0.5.10; b300_sxm and gb200 take the default):
-# where the NCCL table goes.
+# default sglang current 0.5.14, override a100_sxm 0.5.10; b300_sxm, gb200, l40s and
+# rtx_pro_6000_server take the default): where the NCCL table goes.
 SYSTEMS = {"a100_sxm": "0.5.10", "h100_sxm": "0.5.14", "h200_sxm": "0.5.14", "b200_sxm": "0.5.14",
-           "b300_sxm": "0.5.14", "gb200": "0.5.14"}
+           "b300_sxm": "0.5.14", "gb200": "0.5.14", "l40s": "0.5.14", "rtx_pro_6000_server": "0.5.14"}
 # The vLLM version slot per system (systems/query_versions.yaml: default vllm 0.24.0, override
-# a100_sxm 0.14.0; b300_sxm and gb200 take the default).
+# a100_sxm 0.14.0; b300_sxm, gb200, l40s and rtx_pro_6000_server take the default).
 VLLM_SYSTEMS = {"a100_sxm": "0.14.0", "h100_sxm": "0.24.0", "h200_sxm": "0.24.0", "b200_sxm": "0.24.0",
-                "b300_sxm": "0.24.0", "gb200": "0.24.0"}
+                "b300_sxm": "0.24.0", "gb200": "0.24.0", "l40s": "0.24.0", "rtx_pro_6000_server": "0.24.0"}
 # The router load model of the MoE rows kept (AIConfigurator's MoE models use power-law alpha 1.2).
 MOE_DISTRIBUTION = "power_law_1.2"
 GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}

@@ -10,22 +10,23 @@ use servesim::spec::bundled::{load_hardware, model_names};
 use servesim::spec::server::ServerFlags;
 use servesim::spec::workload::{ClientFlags, ScenarioFile};
 
-/// The bundled GPUs with kernel tables. The law holds for every pair ordered by the datasheets
-/// ([`ladder_pairs`]): A100 → H100 → H200 → B200, then B300 (more FP4) and GB200 (more BF16,
-/// FP8, FP4) above B200, not ordered between them (B300 has more FP4, GB200 more BF16 / FP8).
-const LADDER: [&str; 6] = [
-    "a100-sxm4-80gb",
-    "h100-sxm5-80gb",
-    "h200-sxm-141gb",
-    "b200-sxm-180gb",
-    "b300-sxm-288gb",
-    "gb200-186gb",
+/// The bundled GPUs with kernel tables; the law holds for every pair the datasheets order
+/// ([`ladder_pairs`]): A100 → H100 → H200 → B200 → {B300, GB200}; L40S and RTX PRO 6000: none.
+#[rustfmt::skip]
+const LADDER: [&str; 8] = [
+    "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb",
+    "b300-sxm-288gb", "gb200-186gb", "l40s-48gb", "rtx-pro-6000-96gb",
 ];
 
-/// Whether `fast` is at least as strong as `slow` on every datasheet figure of its profile:
-/// HBM and NVLink bandwidth, dense BF16, FP8 and FP4 (a figure the profile lacks counts 0).
+/// Whether `fast` is at least as strong as `slow` on every datasheet figure: HBM and link
+/// bandwidth, dense BF16, FP8, FP4 (absent = 0), SM clock where both state one (L40S 2.52, RTX
+/// 2.43 > H100 1.98 GHz); a profile out of the envelope (`envelope_floor: false`) is below none.
 fn at_least_as_strong(slow: &str, fast: &str) -> bool {
     let (a, b) = (load_hardware(slow).unwrap(), load_hardware(fast).unwrap());
+    let clock = |h: &servesim::spec::hardware::HardwareProfile| h.peaks.sm_boost_clock_hz;
+    if !a.envelope_floor || matches!((clock(&a), clock(&b)), (Some(x), Some(y)) if x > y) {
+        return false;
+    }
     let figures = |h: &servesim::spec::hardware::HardwareProfile| {
         [
             h.memory.bandwidth_bytes_per_s,

@@ -30,6 +30,8 @@ bundle!(HARDWARE, HARDWARE_DIR = "hardware-profiles":
     "b200-sxm-180gb",
     "b300-sxm-288gb",
     "gb200-186gb",
+    "l40s-48gb",
+    "rtx-pro-6000-96gb",
     "h20-96gb",
     "h800-sxm5-80gb",
     "ascend-910b2",

@@ -22,6 +22,25 @@ pub enum Arch {
     Blackwell,
     /// Huawei Ascend NPU: `ascend` backend, page size 128.
     Ascend,
+    /// sm89 (L40S): FP8 tensor cores, no NVLink; SGLang's non-Hopper, non-sm100 branches
+    /// (`_get_default_attn_backend`, 0.5.14: flashinfer, triton for MLA and gpt-oss).
+    Ada,
+    /// sm120 (RTX PRO 6000 Blackwell Server Edition): FP4 tensor cores, no NVLink. Not sm100 to
+    /// SGLang: `is_sm100_supported()` tests compute-capability major 10 only, so every sm100
+    /// branch (trtllm_mha, trtllm_mla, flashinfer MLA, flashinfer_mxfp4) is skipped and the
+    /// defaults are the Ada / Ampere ones (python/sglang/srt/utils/common.py, server_args.py,
+    /// 0.5.14 wheel; "trtllm_mha does not support SM120, which will fall back to flashinfer").
+    Sm120,
+}
+
+impl Arch {
+    /// Whether the family's GPUs talk over NVLink. Ada (AD102) and sm120 (GB202) boards have
+    /// none: their GPUs meet over PCIe, where SGLang's custom all-reduce serves two GPUs only
+    /// (`can_use_custom_all_reduce_with_nvlink`: "disabled because it's not supported on more
+    /// than two PCIe-only GPUs"; custom_all_reduce_utils.py, 0.5.14) and NCCL the rest.
+    pub fn has_nvlink(self) -> bool {
+        !matches!(self, Arch::Ada | Arch::Sm120 | Arch::Ascend)
+    }
 }
 
 /// Dense peak throughput per data type, in operations per second (no sparsity).
@@ -249,8 +268,10 @@ pub struct HardwareProfile {
     /// `h100_sxm`) that `--cost-model kernels` reads for this profile.
     #[serde(default)]
     pub kernel_tables: Option<String>,
-    /// Whether these tables may floor an older GPU's roofline fallback under the envelope
-    /// (`cost::kernels::envelope`; default true; false above the ladder's top: B300, GB200).
+    /// Whether these tables take part in pricing another GPU under the envelope
+    /// (`cost::kernels::envelope`: bound a stronger GPU, floor a roofline fallback; default
+    /// true; false above the ladder's top, B300 and GB200, and for the PCIe L40S and RTX PRO
+    /// 6000). The profile's own deployments are priced under the envelope either way.
     #[serde(default = "yes")]
     pub envelope_floor: bool,
     /// For a profile without tables of its own: the table system of a bundled profile of the

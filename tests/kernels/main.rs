@@ -123,8 +123,9 @@ fn every_bundled_table_is_well_formed() {
             }
         }
     }
-    // 12 systems' tables: 6 × SGLang's latest (6 + 5 × 8) + the other versions' 14 + vLLM's 36.
-    assert_eq!(checked, 46 + 14 + 36);
+    // 16 systems' tables: 8 × SGLang's latest (6 + 7 × 8) + the other versions' 17 + vLLM's 47
+    // (l40s: 0.5.10 and 0.5.12 all-reduce, no vLLM all-reduce; rtx_pro_6000_server: 0.5.10).
+    assert_eq!(checked, 62 + 17 + 47);
 }
 
 #[test]
@@ -310,6 +311,10 @@ fn the_envelope_ladder_comes_from_the_datasheet_figures() {
     );
     assert_eq!(weaker("h100-sxm5-80gb"), ["a100-sxm4-80gb"]);
     assert!(weaker("a100-sxm4-80gb").is_empty());
+    // L40S is below H100 and RTX PRO 6000 on every datasheet figure but takes part in pricing
+    // no other GPU (`envelope_floor: false`): it bounds nothing, and nothing weaker bounds it.
+    assert!(weaker("l40s-48gb").is_empty());
+    assert!(weaker("rtx-pro-6000-96gb").is_empty());
     // H20: more HBM bandwidth than A100 but a fifth of its BF16 FLOPs: no GPU is weaker.
     assert!(weaker("h20-96gb").is_empty());
 }

@@ -14,6 +14,7 @@ mod common;
 mod hccl;
 mod logged_pools;
 mod new_gpus;
+mod pcie_gpus;
 mod swa_pools;
 mod versions;
 
@@ -100,7 +101,10 @@ fn hardware_profiles_have_the_expected_shape() {
         let backends: Vec<&str> = hw.efficiency.attention.keys().map(String::as_str).collect();
         let expected: &[&str] = match hw.arch {
             servesim::spec::hardware::Arch::Hopper => &["fa3", "flashinfer", "triton"],
-            servesim::spec::hardware::Arch::Ampere => &["flashinfer", "triton"],
+            // Ada and sm120 run no fa3 and no trtllm kernels in SGLang (pcie_gpus.rs).
+            servesim::spec::hardware::Arch::Ampere
+            | servesim::spec::hardware::Arch::Ada
+            | servesim::spec::hardware::Arch::Sm120 => &["flashinfer", "triton"],
             servesim::spec::hardware::Arch::Blackwell => {
                 &["flashinfer", "triton", "trtllm_mha", "trtllm_mla"]
             }

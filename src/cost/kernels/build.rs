@@ -310,11 +310,14 @@ fn gqa_lanes(
 }
 
 /// The MLA backend AIConfigurator measured SGLang's MLA tables with (its collector's
-/// `_select_default_mla_backend`: SGLang 0.5.14's default for DeepSeek-V3).
+/// `_select_default_mla_backend`: SGLang 0.5.14's default for DeepSeek-V3; the l40s and
+/// rtx_pro_6000_server tables' `kernel_source` is `triton`).
 fn mla_table_backend(hw: &HardwareProfile) -> Option<&'static str> {
+    use crate::spec::hardware::Arch;
     match hw.arch {
-        crate::spec::hardware::Arch::Blackwell => Some("trtllm_mla"),
-        crate::spec::hardware::Arch::Hopper => Some("fa3"),
+        Arch::Blackwell => Some("trtllm_mla"),
+        Arch::Hopper => Some("fa3"),
+        Arch::Ada | Arch::Sm120 => Some("triton"),
         _ => None,
     }
 }

@@ -46,6 +46,14 @@ const BUNDLED: &[(&str, &str, &str, &str)] = bundled! {
     "gb200" / "0.5.10/" => ["custom_allreduce"],
     "gb200" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
                             "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "l40s" / "0.5.10/" => ["custom_allreduce"],
+    "l40s" / "0.5.12/" => ["custom_allreduce"],
+    "l40s" / "0.5.14/" => ["gemm", "context_attention", "generation_attention", "context_mla",
+                           "generation_mla", "moe", "custom_allreduce", "nccl_allreduce"],
+    "rtx_pro_6000_server" / "0.5.10/" => ["custom_allreduce"],
+    "rtx_pro_6000_server" / "0.5.14/" => ["gemm", "context_attention", "generation_attention",
+                                          "context_mla", "generation_mla", "moe",
+                                          "custom_allreduce", "nccl_allreduce"],
     // vLLM's kernels, one version each (no MLA tables: AIConfigurator has only module-level
     // vLLM MLA rows).
     "a100_sxm_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
@@ -60,6 +68,12 @@ const BUNDLED: &[(&str, &str, &str, &str)] = bundled! {
                              "custom_allreduce", "nccl_allreduce"],
     "gb200_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
                           "custom_allreduce", "nccl_allreduce"],
+    // AIConfigurator's l40s vLLM slot (0.24.0) has no custom all-reduce rows (only 0.14.0 and
+    // 0.22.0 directories hold them).
+    "l40s_vllm" / "" => ["gemm", "context_attention", "generation_attention", "moe",
+                         "nccl_allreduce"],
+    "rtx_pro_6000_server_vllm" / "" => ["gemm", "context_attention", "generation_attention",
+                                        "moe", "custom_allreduce", "nccl_allreduce"],
 };
 
 /// The op files a kernel database may hold.

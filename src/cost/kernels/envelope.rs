@@ -142,11 +142,15 @@ pub fn weaker_with_tables(hw: &HardwareProfile) -> Vec<&'static HardwareProfile>
         .collect()
 }
 
-/// The bundled profiles with tables other than `hw` (by name), weakest first.
+/// The bundled profiles with tables other than `hw` (by name) that take part in pricing
+/// another GPU (`envelope_floor`), weakest first. B300 and GB200 sit above every other GPU;
+/// the PCIe L40S and RTX PRO 6000 run other kernels (flashinfer / FA2 where the SXM GPUs run
+/// fa3 or trtllm_mha) at higher SM clocks (2.52 / 2.43 GHz against 1.98), so their latency-bound
+/// small kernels are no bound for an SXM GPU (validation/l40s-rtx6000-notes.md).
 fn ladder(hw: &HardwareProfile) -> Vec<&'static HardwareProfile> {
     let mut v: Vec<&HardwareProfile> = profiles_with_tables()
         .iter()
-        .filter(|w| w.name != hw.name)
+        .filter(|w| w.name != hw.name && w.envelope_floor)
         .collect();
     v.sort_by(|a, b| {
         let key = |h: &HardwareProfile| (h.memory.bandwidth_bytes_per_s, h.peaks.bf16_flops_per_s);
@@ -177,10 +181,8 @@ impl KernelCost {
             tables: Box::new(tables),
             untuned_moe: self.untuned_moe_floor_ns.is_some(),
         });
-        // A GPU that is not a floor donor takes part only where it bounds (is weaker).
         self.bounds = ladder(hw)
             .into_iter()
-            .filter(|w| w.envelope_floor || no_stronger(w, hw))
             .map(|w| Bound {
                 name: w.name.clone(),
                 profile: w,

@@ -50,7 +50,7 @@ pub fn sourced(arch: Arch) -> Option<Sourced> {
             efficiency: 0.94,
             floor_ns: 23_000.0,
         }),
-        Arch::Blackwell | Arch::Ascend => None,
+        Arch::Blackwell | Arch::Ascend | Arch::Ada | Arch::Sm120 => None,
     }
 }
 

@@ -208,7 +208,7 @@ impl KernelCost {
                 if out || op.nk_outside {
                     *x |= bit;
                 }
-                v
+                v.max(self.roof.weight_stream_ns(nk, op.shape.bf16))
             }
             None => self
                 .roof

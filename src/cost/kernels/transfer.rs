@@ -101,6 +101,8 @@ pub fn note(target: &HardwareProfile, system: &str) -> String {
         Arch::Hopper => "sm90",
         Arch::Blackwell => "sm100",
         Arch::Ascend => "Ascend",
+        Arch::Ada => "sm89",
+        Arch::Sm120 => "sm120",
     };
     format!(
         "{short} priced from {system} tables scaled to {short}'s datasheet (same {arch} kernels)"

@@ -166,8 +166,10 @@ impl Roofline {
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
             triton_mla_decode: super::triton_mla_decode::TritonMlaDecode::of(hw, model, server),
-            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node.
+            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node;
+            // over PCIe (no NVLink) for two GPUs only (`Arch::has_nvlink`).
             custom_all_reduce: hw.arch != Arch::Ascend
+                && (hw.arch.has_nvlink() || tp == 2)
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
                 && tp <= hw.link.devices_per_node as u64,
             dp_attention: server.dp_attention.then(|| DpAttention {

@@ -15,6 +15,19 @@ impl Roofline {
         }
     }
 
+    /// The least time a linear layer of `params` weights takes inside a forward pass: its
+    /// weights streamed once from DRAM at the datasheet bandwidth (no efficiency). A kernel
+    /// table timed by re-running one GEMM keeps weights that fit in L2 resident (L40S 96 MB,
+    /// RTX PRO 6000 128 MB, H100 50 MB of L2), which a forward through every layer cannot.
+    pub(crate) fn weight_stream_ns(&self, params: f64, bf16: bool) -> f64 {
+        let bytes = if bf16 {
+            2.0
+        } else {
+            self.linear_bytes_per_param
+        };
+        params * bytes / self.bandwidth() * 1e9
+    }
+
     /// Routed experts of one MoE layer over `rows` tokens.
     pub(crate) fn experts_op_ns(&self, rows: f64) -> f64 {
         self.experts_ns(rows)
