@@ -427,8 +427,7 @@ fn tp16_across_two_nodes_is_never_cheaper_than_inside_one() {
     );
 }
 
-/// A profile without an inter-node link cannot price TP across nodes: a clear error naming
-/// the field, not a silent NVLink price.
+/// No inter-node link, no TP across nodes: a clear error naming the field, not an NVLink price.
 #[test]
 fn tp_beyond_a_node_without_an_inter_node_link_is_refused() {
     let mut sc = scenario("h100-sxm5-80gb", "qwen3-32b", 8).unwrap();

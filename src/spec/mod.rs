@@ -1,5 +1,6 @@
 //! Inputs: hardware profiles, models, SGLang server settings, workloads, and the quantities
 //! derived from them exactly as SGLang derives them.
+pub mod arch;
 pub mod backend_defaults;
 pub mod bundled;
 pub mod bundled_hf;
