@@ -512,6 +512,10 @@ impl KernelCost {
             experts,
             experts_note,
             lm_head: linear(db, ops::lm_head(model, tp), dtypes),
+            mla_prefill: prefill_attn
+                .surface
+                .as_ref()
+                .and_then(|_| super::mla_form::MlaPrefill::of(hw, model, server)),
             decode_attn,
             prefill_attn,
             all_reduce: AllReduce {

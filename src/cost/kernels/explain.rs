@@ -77,11 +77,14 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         );
     }
     if s.prefill_reqs > 0 {
+        let prefix = s.prefill_kv_tokens.saturating_sub(s.prefill_tokens);
         attn.push(format!(
-            "prefill: {} at {} requests × equivalent prompt {:.0}",
+            "prefill: {} at {} requests × equivalent prompt {:.0}{}",
             k.prefill_attn.note,
             s.prefill_reqs,
-            (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt()
+            (2.0 * s.prefill_attn_work / s.prefill_reqs as f64).sqrt(),
+            k.mla_prefill
+                .map_or(String::new(), |m| format!("; {}", m.describe(prefix)))
         ));
         attn.extend(
             prefill_floors

@@ -21,6 +21,7 @@ pub mod envelope;
 pub mod explain;
 pub mod flashinfer_decode;
 pub mod memo;
+pub mod mla_form;
 pub mod moe_routing;
 pub mod ops;
 pub mod table;
@@ -166,6 +167,8 @@ pub struct KernelCost {
     lm_head: Linear,
     decode_attn: Attention,
     prefill_attn: Attention,
+    /// An MLA model's prefill form rules, when `prefill_attn` is a `context_mla` surface.
+    mla_prefill: Option<mla_form::MlaPrefill>,
     all_reduce: AllReduce,
     dp_attention: bool,
     /// Tuned routed-expert time at the untuned window's floor rows, when the deployment's
@@ -321,7 +324,9 @@ impl KernelCost {
                 Some(sf) => {
                     let r = s.prefill_reqs as f64;
                     let len = |work: f64| (2.0 * work / r).sqrt().max(1.0);
-                    let (v, out) = sf.at(r, len(s.prefill_attn_work));
+                    let prefix = s.prefill_kv_tokens.saturating_sub(s.prefill_tokens);
+                    let form = self.mla_prefill.map_or(1.0, |m| m.len_factor(prefix));
+                    let (v, out) = sf.at(r, form * len(s.prefill_attn_work));
                     let only = transfer::prefill_only(s);
                     let v = self.xfer_attention(v * p.scale, &only);
                     t += full_layers * v.max(self.roof.prefill_floor_ns(s, false));
@@ -333,11 +338,21 @@ impl KernelCost {
                     if out {
                         *x |= X_ATTN;
                     }
+                    t += full_layers * self.mla_prefix_kv_b_ns(prefix, x);
                 }
                 None => t += self.roof.attention_op_ns(&transfer::prefill_only(s)),
             }
         }
         t
+    }
+
+    /// One layer's `kv_b_proj` over the cached prefix an MLA batch up-projects ([`mla_form`]).
+    fn mla_prefix_kv_b_ns(&self, prefix: u64, x: &mut u8) -> f64 {
+        let rows = self.mla_prefill.map_or(0.0, |m| m.kv_b_rows(prefix));
+        match self.attn_gemms.iter().find(|l| l.shape.name == "kv_b_proj") {
+            Some(l) if rows > 0.0 => self.linear_one(l, rows, x, X_GEMM),
+            _ => 0.0,
+        }
     }
 
     /// The linear layers (`attn_gemm`, the attention projections' time, else those of every
