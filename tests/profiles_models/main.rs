@@ -15,6 +15,7 @@ mod hccl;
 mod logged_pools;
 mod new_gpus;
 mod pcie_gpus;
+mod sourced;
 mod swa_pools;
 mod versions;
 

@@ -2,13 +2,10 @@
 //! figures equal the published system numbers divided by hand (one table), the memory SGLang
 //! keys its defaults on is what nvidia-smi logs, SGLang's defaults for them are the values read
 //! in its source, and a DeepSeek-V3 TP8 run on B300 is priced by B300's own measured tables.
+use super::sourced::{assert_sourced, explain_small_run, Sourced};
 use super::*;
-use servesim::spec::hardware::{Arch, HardwareProfile};
+use servesim::spec::hardware::Arch;
 use servesim::spec::server::{ServerConfig, ServerFlags};
-
-/// One sourced figure (profile, field, published number, divisor, source): the profile value
-/// must equal `published / divisor`.
-type Sourced = (&'static str, &'static str, f64, f64, &'static str);
 
 const DGX_B300: &str = "NVIDIA DGX B300 datasheet (Feb 2026, doc 4868000)";
 const AIC_B300: &str = "AIConfigurator 0.12.0 systems/b300_sxm.yaml";
@@ -46,31 +43,9 @@ const SOURCED: &[Sourced] = &[
     (GB200, "total_mib", 189471.0, 1.0, SMI),
 ];
 
-fn field(hw: &HardwareProfile, name: &str) -> f64 {
-    match name {
-        "fp8" => hw.peaks.fp8_flops_per_s.unwrap(),
-        "bf16" => hw.peaks.bf16_flops_per_s,
-        "int8" => hw.peaks.int8_ops_per_s.unwrap(),
-        "fp4" => hw.peaks.fp4_flops_per_s.unwrap(),
-        "nvlink" => hw.link.bandwidth_bytes_per_s,
-        "hbm" => hw.memory.bandwidth_bytes_per_s,
-        "total_mib" => hw.memory.reported_total_mib,
-        "inter_node" => hw.link.inter_node_bandwidth_bytes_per_s.unwrap(),
-        other => panic!("no field {other}"),
-    }
-}
-
 #[test]
 fn new_blackwell_profiles_carry_the_published_figures() {
-    for &(profile, name, published, divisor, source) in SOURCED {
-        let hw = load_hardware(profile).unwrap();
-        let want = published / divisor;
-        let got = field(&hw, name);
-        assert!(
-            (got - want).abs() <= 1e-9 * want,
-            "{profile} {name}: {got:e} != {want:e} ({source})"
-        );
-    }
+    assert_sourced(SOURCED, 1e-9);
     // SGLang's sm100 branches test the compute-capability major only (10 for sm100 and sm103).
     for name in [B300, GB200] {
         assert_eq!(load_hardware(name).unwrap().arch, Arch::Blackwell, "{name}");
@@ -116,25 +91,7 @@ fn sglang_0_5_9_defaults_on_b300_and_gb200_are_the_source_values() {
 
 #[test]
 fn deepseek_v3_tp8_on_b300_is_priced_by_the_b300_tables() {
-    let (code, out, err) = common::servesim(&[
-        "run",
-        "--hardware",
-        "b300-sxm-288gb",
-        "--model",
-        "deepseek-v3",
-        "--tp",
-        "8",
-        "--num-prompts",
-        "20",
-        "--random-input-len",
-        "500",
-        "--random-output-len",
-        "50",
-        "--max-concurrency",
-        "8",
-        "--explain",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let out = explain_small_run("b300-sxm-288gb", "deepseek-v3", "8");
     assert!(out.contains("8 × b300-sxm-288gb (tp 8)"), "{out}");
     assert!(out.contains("attention_backend=trtllm_mla"), "{out}");
     assert!(out.contains("kernels b300_sxm sglang 0.5.14"), "{out}");

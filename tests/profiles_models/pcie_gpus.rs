@@ -4,6 +4,7 @@
 //! `_handle_gpu_memory_settings`, `_get_default_attn_backend`), an all-reduce over PCIe is
 //! priced as SGLang runs it (custom kernel at TP 2 only, NCCL above; hand calculation and the
 //! measured AIConfigurator row), and a run is priced by each GPU's own measured tables.
+use super::sourced::{assert_sourced, explain_small_run, Sourced};
 use super::*;
 use servesim::cost::breakdown::Component;
 use servesim::cost::BatchShape;
@@ -17,7 +18,7 @@ const RTX: &str = "rtx-pro-6000-96gb";
 
 /// (profile, field, published number, divisor, source): the profile value must equal
 /// `published / divisor`.
-const SOURCED: &[(&str, &str, f64, f64, &str)] = &[
+const SOURCED: &[Sourced] = &[
     // The datasheet prints dense | sparse*: "BFLOAT16 362.05 | 733*", "FP8 733 | 1,466*".
     (
         L40S,
@@ -83,30 +84,10 @@ const SOURCED: &[(&str, &str, f64, f64, &str)] = &[
     ),
 ];
 
-fn field(hw: &servesim::spec::hardware::HardwareProfile, name: &str) -> f64 {
-    match name {
-        "bf16" => hw.peaks.bf16_flops_per_s,
-        "fp8" => hw.peaks.fp8_flops_per_s.unwrap(),
-        "fp4" => hw.peaks.fp4_flops_per_s.unwrap(),
-        "hbm" => hw.memory.bandwidth_bytes_per_s,
-        "link" => hw.link.bandwidth_bytes_per_s,
-        "total_mib" => hw.memory.reported_total_mib,
-        other => panic!("no field {other}"),
-    }
-}
-
 #[test]
 fn pcie_profiles_carry_the_published_figures() {
-    for &(profile, name, published, divisor, source) in SOURCED {
-        let hw = load_hardware(profile).unwrap();
-        let want = published / divisor;
-        let got = field(&hw, name);
-        // The RTX tensor rates are printed to 0.1 TFLOPS in the profile (467.8e12).
-        assert!(
-            (got - want).abs() <= 1e-4 * want,
-            "{profile} {name}: {got:e} != {want:e} ({source})"
-        );
-    }
+    // The RTX tensor rates are printed to 0.1 TFLOPS in the profile (467.8e12).
+    assert_sourced(SOURCED, 1e-4);
     let (l40s, rtx) = (load_hardware(L40S).unwrap(), load_hardware(RTX).unwrap());
     assert_eq!(l40s.arch, Arch::Ada);
     assert_eq!(rtx.arch, Arch::Sm120);
@@ -225,25 +206,7 @@ fn pcie_all_reduce_is_priced_as_sglang_runs_it() {
 #[test]
 fn a_qwen3_8b_run_on_each_pcie_gpu_is_priced_by_its_own_tables() {
     for (hw, tables) in [(L40S, "l40s"), (RTX, "rtx_pro_6000_server")] {
-        let (code, out, err) = common::servesim(&[
-            "run",
-            "--hardware",
-            hw,
-            "--model",
-            "qwen3-8b",
-            "--tp",
-            "2",
-            "--num-prompts",
-            "20",
-            "--random-input-len",
-            "500",
-            "--random-output-len",
-            "50",
-            "--max-concurrency",
-            "8",
-            "--explain",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        let out = explain_small_run(hw, "qwen3-8b", "2");
         assert!(out.contains(&format!("2 × {hw} (tp 2)")), "{out}");
         assert!(out.contains("attention_backend=flashinfer"), "{out}");
         assert!(
