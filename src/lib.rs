@@ -45,7 +45,9 @@
 //!   flashinfer rows (A100), at FlashInfer's published bandwidth:
 //!   `cost::kernels::flashinfer_decode`; which kernel runs MXFP4
 //!   (gpt-oss) experts per engine × GPU and its rates where no table row exists (vLLM's Marlin
-//!   on A100, and on sm90 up to vLLM 0.11.0): `cost::mxfp4`; sliding-window layers per attention kernel (SGLang's triton
+//!   on A100, and on sm90 up to vLLM 0.11.0; SGLang's on A100 per release stack): `cost::mxfp4`;
+//!   the form (absorbed or MHA) an MLA prefill runs in vs the one the tables timed:
+//!   `cost::kernels::mla_form`; accelerator families (NVLink or PCIe): `spec::arch`; sliding-window layers per attention kernel (SGLang's triton
 //!   extend runs the window layers' extend triangle in full): `cost::window`; vLLM's Triton
 //!   unified attention (gpt-oss's sinks on sm80) and its tile-rate-bound prefill:
 //!   `cost::unified_attention`; SGLang's triton extend kernel at DeepSeek's MLA prefill
