@@ -52,6 +52,8 @@ bundle!(MODELS, MODEL_DIR = "models":
     "llama-3.1-70b",
     "llama-3.2-3b",
     "qwen3-14b",
+    "llama-3.2-1b",
+    "qwen3-4b",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

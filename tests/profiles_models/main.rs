@@ -164,6 +164,10 @@ fn weight_bytes_match_reference() {
         ("llama-3.2-3b", WeightFormat::Bf16, 6.42e9, 0.015),
         // Qwen3-14B card: "Number of Parameters: 14.8B".
         ("qwen3-14b", WeightFormat::Bf16, 29.6e9, 0.015),
+        // Meta's Llama-3.2-1B card: 1.23B parameters (tied embedding).
+        ("llama-3.2-1b", WeightFormat::Bf16, 2.46e9, 0.015),
+        // Qwen3's card: Qwen3-4B, 4.0B parameters (tied embedding).
+        ("qwen3-4b", WeightFormat::Bf16, 8.0e9, 0.015),
     ];
     assert_eq!(
         cases.len(),
@@ -204,6 +208,8 @@ fn kv_bytes_per_token_match_reference() {
         // 2 (K, V) × layers × KV heads × head_dim × 2 bytes: 28 × 8 × 128 and 40 × 8 × 128.
         ("llama-3.2-3b", 2.0 * 28.0 * 8.0 * 128.0 * 2.0),
         ("qwen3-14b", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
+        ("llama-3.2-1b", 2.0 * 16.0 * 8.0 * 64.0 * 2.0),
+        ("qwen3-4b", 2.0 * 36.0 * 8.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),
