@@ -37,12 +37,41 @@ fn an_unbundled_hf_id_and_a_near_name_say_what_to_pass() {
         ],
     );
     fails_with(
-        &["run", "--hardware", "H100"],
-        &["unknown hardware profile `H100`: did you mean `h100-sxm5-80gb`?"],
+        &["run", "--hardware", "910b"],
+        &["unknown hardware profile `910b`: did you mean `ascend-910b2`?"],
     );
-    // `h20` is part of two names (h20-96gb, h200-sxm-141gb): no guess, the list.
-    let err = fails_with(&["run", "--hardware", "h20"], &["available:"]);
+    // `ascend` starts two names (ascend-910b2, ascend-a3): no guess, the list.
+    let err = fails_with(&["run", "--hardware", "ascend"], &["available:"]);
     assert!(!err.contains("did you mean"), "{err}");
+    // Another GPU than any bundled one is not taken for its namesake.
+    for other in ["H100-PCIe", "A100-40GB"] {
+        fails_with(&["run", "--hardware", other], &["unknown hardware profile"]);
+    }
+}
+
+#[test]
+fn a_gpu_short_name_runs_its_one_bundled_profile_and_says_so() {
+    // `b200` is also inside `gb200-186gb`; `h20` inside `h200-sxm-141gb`: the first token decides.
+    for (short, profile) in [
+        ("H100", "h100-sxm5-80gb"),
+        ("NVIDIA H100 SXM", "h100-sxm5-80gb"),
+        ("B200", "b200-sxm-180gb"),
+        ("h20", "h20-96gb"),
+        ("L40S", "l40s-48gb"),
+    ] {
+        let (code, out, err) = servesim(&[
+            "run",
+            "--hardware",
+            short,
+            "--model",
+            "qwen3-8b",
+            "--num-prompts",
+            "4",
+        ]);
+        assert_eq!(code, 0, "{short}: {err}");
+        let note = format!("hardware `{short}` is the bundled profile {profile}");
+        assert!(err.contains(&note) || out.contains(&note), "{short}: {err}");
+    }
 }
 
 #[test]

@@ -196,8 +196,41 @@ fn parsed_once<T: Clone>(
     Ok(v)
 }
 
-/// Loads and validates a hardware profile: a bundled name or a path to a YAML file.
+/// The one bundled profile a GPU's short name names (`H100`, `B200`, `h100-sxm`, `NVIDIA
+/// L40S`): lower-cased, spaces and `_` read as `-`, a leading `nvidia-` dropped; its first
+/// token equal to the profile name's first token and every other token the start of one of the
+/// profile name's tokens (so `H100-PCIe` or `A100-40GB` name none: they are other GPUs).
+fn hardware_by_short_name(name: &str) -> Option<&'static str> {
+    let norm = name.trim().to_lowercase().replace([' ', '_'], "-");
+    let norm = norm.strip_prefix("nvidia-").unwrap_or(&norm);
+    let mut tokens = norm.split('-').filter(|t| !t.is_empty());
+    let first = tokens.next()?;
+    let rest: Vec<&str> = tokens.collect();
+    let mut found = hardware_names().into_iter().filter(|n| {
+        let mut own = n.split('-');
+        own.next() == Some(first) && rest.iter().all(|t| n.split('-').any(|o| o.starts_with(t)))
+    });
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Loads and validates a hardware profile: a bundled name, a GPU's short name naming one
+/// bundled profile ([`hardware_by_short_name`], with a note saying which), or a path to a YAML
+/// file.
 pub fn load_hardware(name_or_path: &str) -> Result<HardwareProfile> {
+    if lookup(HARDWARE, name_or_path).is_none() && !Path::new(name_or_path).exists() {
+        if let Some(bundled) = hardware_by_short_name(name_or_path) {
+            let mut hw = load_hardware(bundled)?;
+            hw.notes.push(format!(
+                "hardware `{name_or_path}` is the bundled profile {bundled} ({}); pass another \
+                 profile YAML if the GPU differs (PCIe or NVL cards, other memory sizes)",
+                hw.description
+            ));
+            return Ok(hw);
+        }
+    }
     static PARSED: Parsed<HardwareProfile> = OnceLock::new();
     let load = |source: Source| {
         let (hw, origin): (HardwareProfile, _) = load_yaml(source)?;

@@ -250,6 +250,10 @@ pub struct HardwareProfile {
     /// KV-transfer NICs for prefill/decode disaggregation between nodes (`spec::pd`).
     #[serde(default)]
     pub pd_transfer: Option<PdTransferLink>,
+    /// What resolving the profile assumed (a GPU named by its short name, `H100`), printed with
+    /// every run; never read from YAML.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 impl HardwareProfile {

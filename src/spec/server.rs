@@ -430,6 +430,7 @@ impl ServerConfig {
             )?;
         }
         notes.extend(notes_spec);
+        notes.extend(hw.notes.iter().cloned());
         notes.extend(model.notes.iter().cloned());
         parse::positive_flag("--torch-compile-max-bs", flags.torch_compile_max_bs)?;
         notes.extend(super::torch_compile::note(

@@ -356,10 +356,18 @@ fn hf_config_errors_and_defaults() {
 
 #[test]
 fn unknown_names_list_the_bundled_ones() {
-    let e = load_hardware("h100").unwrap_err().to_string();
+    // `h100-pcie` is no bundled GPU (`h100` alone is the SXM5 profile, with a note).
+    let e = load_hardware("h100-pcie").unwrap_err().to_string();
     assert!(
-        e.contains("h100") && e.contains("h100-sxm5-80gb") && e.contains("ascend-a3"),
+        e.contains("h100-pcie") && e.contains("h100-sxm5-80gb") && e.contains("ascend-a3"),
         "{e}"
+    );
+    let hw = load_hardware("h100").unwrap();
+    assert_eq!(hw.name, "h100-sxm5-80gb");
+    assert!(
+        hw.notes.iter().any(|n| n.contains("`h100`")),
+        "{:?}",
+        hw.notes
     );
     let e = load_model("qwen3").unwrap_err().to_string();
     assert!(e.contains("qwen3-8b") && e.contains("deepseek-v3"), "{e}");
