@@ -10,7 +10,7 @@
 //! against a vLLM server) or `vllm bench serve` when the scenario emulates vLLM's client.
 //! PD deployments: `launch_pd::render_deployment` (one line per server and the router).
 use crate::simulation::Scenario;
-use crate::spec::model::{KvDtype, WeightFormat};
+use crate::spec::model::KvDtype;
 use crate::spec::server::{LoadBalanceMethod, SchedulePolicy};
 use crate::spec::speculative_v2;
 use serde::Serialize;
@@ -101,15 +101,6 @@ impl Line {
     }
 }
 
-fn quantization(w: WeightFormat) -> &'static str {
-    match w {
-        WeightFormat::Bf16 => "bf16",
-        WeightFormat::Fp8 => "fp8",
-        WeightFormat::W8a8Int8 => "w8a8_int8",
-        WeightFormat::Mxfp4 => "mxfp4",
-    }
-}
-
 fn schedule_policy(p: SchedulePolicy) -> &'static str {
     match p {
         SchedulePolicy::Fcfs => "fcfs",
@@ -159,7 +150,7 @@ pub fn sglang_launch_server(sc: &Scenario) -> String {
         };
     }
     if s.weight_format != m.weights {
-        l.arg("quantization", quantization(s.weight_format));
+        l.arg("quantization", s.weight_format.name());
     }
     if s.kv_dtype != m.kv_cache_dtype {
         l.arg(
@@ -228,7 +219,7 @@ pub fn vllm_serve(sc: &Scenario) -> String {
         l.flag("enable-expert-parallel");
     }
     if s.weight_format != m.weights {
-        l.arg("quantization", quantization(s.weight_format));
+        l.arg("quantization", s.weight_format.name());
     }
     if s.kv_dtype != m.kv_cache_dtype {
         l.arg("kv-cache-dtype", "fp8");

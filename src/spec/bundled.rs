@@ -207,8 +207,8 @@ fn hardware_by_short_name(name: &str) -> Option<&'static str> {
     let first = tokens.next()?;
     let rest: Vec<&str> = tokens.collect();
     let mut found = hardware_names().into_iter().filter(|n| {
-        let mut own = n.split('-');
-        own.next() == Some(first) && rest.iter().all(|t| n.split('-').any(|o| o.starts_with(t)))
+        n.split('-').next() == Some(first)
+            && rest.iter().all(|t| n.split('-').any(|o| o.starts_with(t)))
     });
     match (found.next(), found.next()) {
         (Some(one), None) => Some(one),
@@ -290,10 +290,8 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     };
     let (mut model, suffix) = if let Some(name) = bundled_prefix_of(&base) {
         (load_model(name)?, base[name.len()..].to_string())
-    } else if let Some(hf) = find_hf_prefix(&base) {
-        let short = hf.short_name();
-        let short = short.strip_prefix("meta-").unwrap_or(&short);
-        (parsed_once_hf(hf)?, base[short.len()..].to_string())
+    } else if let Some((hf, matched)) = find_hf_prefix(&base) {
+        (parsed_once_hf(hf)?, base[matched..].to_string())
     } else {
         return Ok(None);
     };
@@ -302,16 +300,17 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     Ok(Some(model))
 }
 
-/// The bundled config whose short name `last` is or starts with, followed by `-` (the longest).
-fn find_hf_prefix(last: &str) -> Option<BundledHf> {
-    // Short names lose Meta's `meta-` prefix as `last` did (`meta-llama-3.1-405b`).
-    let short = |b: &BundledHf| {
-        let s = b.short_name();
-        s.strip_prefix("meta-").map(str::to_string).unwrap_or(s)
-    };
+/// The bundled config whose short name `last` is or starts with, followed by `-` (the
+/// longest), and the length of that short name as matched: without Meta's `meta-` prefix, as
+/// `last` lost it (`meta-llama-3.1-405b`).
+fn find_hf_prefix(last: &str) -> Option<(BundledHf, usize)> {
     super::bundled_hf::bundled_hf()
-        .filter(|b| checkpoint_name::names_build_of(last, &short(b)))
-        .max_by_key(|b| short(b).len())
+        .filter_map(|b| {
+            let short = b.short_name();
+            let short = short.strip_prefix("meta-").unwrap_or(&short);
+            checkpoint_name::names_build_of(last, short).then_some((b, short.len()))
+        })
+        .max_by_key(|&(_, len)| len)
 }
 
 static PARSED_MODELS: Parsed<ModelSpec> = OnceLock::new();

@@ -189,20 +189,11 @@ pub fn apply_suffix(model: &mut ModelSpec, id: &str, suffix: &str) -> Result<()>
         model.notes.push(format!(
             "`{id}`: weights priced as {} from the checkpoint's name (`{}`'s own format is {}); \
              its config.json's quantization_config decides the exact scheme",
-            format_name(format),
+            format.name(),
             model.name,
-            format_name(model.weights),
+            model.weights.name(),
         ));
         model.weights = format;
     }
     Ok(())
-}
-
-fn format_name(f: WeightFormat) -> &'static str {
-    match f {
-        WeightFormat::Bf16 => "bf16",
-        WeightFormat::Fp8 => "fp8",
-        WeightFormat::W8a8Int8 => "w8a8_int8",
-        WeightFormat::Mxfp4 => "mxfp4",
-    }
 }

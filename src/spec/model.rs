@@ -29,6 +29,15 @@ impl WeightFormat {
             _ => None,
         }
     }
+    /// The format's `--quantization` name (what [`Self::parse`] reads back).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bf16 => "bf16",
+            Self::Fp8 => "fp8",
+            Self::W8a8Int8 => "w8a8_int8",
+            Self::Mxfp4 => "mxfp4",
+        }
+    }
     /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
     pub fn from_flag(flag: Option<&str>, default: Self) -> Result<Self> {
         match flag {
