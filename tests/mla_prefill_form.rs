@@ -13,11 +13,15 @@ use servesim::spec::server::ServerFlags;
 use servesim::spec::workload::{ClientFlags, ScenarioFile};
 
 fn scenario(hw: &str, version: &str, backend: Option<&str>) -> Scenario {
+    scenario_with(hw, version, backend, ServerFlags::default())
+}
+
+fn scenario_with(hw: &str, version: &str, backend: Option<&str>, base: ServerFlags) -> Scenario {
     let flags = ServerFlags {
         tp: Some(8),
         sglang_version: Some(version.parse().unwrap()),
         attention_backend: backend.map(String::from),
-        ..Default::default()
+        ..base
     };
     Scenario::resolve(
         &ScenarioFile::default(),
@@ -31,6 +35,22 @@ fn scenario(hw: &str, version: &str, backend: Option<&str>) -> Scenario {
 
 fn rules(hw: &str, version: &str, backend: Option<&str>) -> MlaPrefill {
     let sc = scenario(hw, version, backend);
+    MlaPrefill::of(&sc.hardware, &sc.model, &sc.server).unwrap()
+}
+
+/// The rules with `--disable-chunked-prefix-cache` (`disable`) and the env threshold.
+fn rules_with(version: &str, backend: &str, disable: bool, threshold: Option<u64>) -> MlaPrefill {
+    let base = ServerFlags {
+        disable_chunked_prefix_cache: disable,
+        sgl_chunked_prefix_cache_threshold: threshold,
+        ..Default::default()
+    };
+    let hw = if backend == "trtllm_mla" {
+        "b200-sxm-180gb"
+    } else {
+        "h200-sxm-141gb"
+    };
+    let sc = scenario_with(hw, version, Some(backend), base);
     MlaPrefill::of(&sc.hardware, &sc.model, &sc.server).unwrap()
 }
 
@@ -114,4 +134,47 @@ fn a_cached_prefix_adds_its_pairs_and_form() {
         (5.8..7.8).contains(&(absorbed / first)),
         "{absorbed} / {first}"
     );
+}
+
+#[test]
+fn the_chunked_prefix_cache_settings_change_the_form_as_each_release_reads_them() {
+    // Read in the sglang wheels (deepseek_v2.py; model_runner.py), not in servesim.
+    // 0.4.7–0.4.10 fa3: the `== 0` test sits inside `not disable_chunked_prefix_cache`, so with
+    // the cache off every extend is absorbed, even without a prefix.
+    let old = rules_with("0.4.10", "fa3", true, None);
+    assert_eq!(old.form(0), Form::Absorbed);
+    assert_eq!(old.form(20000), Form::Absorbed);
+    // 0.4.x also turns the cache off by itself at page size > 1.
+    let paged = ServerFlags {
+        page_size: Some(64),
+        ..Default::default()
+    };
+    let sc = scenario_with("h200-sxm-141gb", "0.4.10", Some("fa3"), paged);
+    let r = MlaPrefill::of(&sc.hardware, &sc.model, &sc.server).unwrap();
+    assert_eq!(r.form(0), Form::Absorbed);
+    // 0.5.1+: with the cache off, MHA only at Σ prefix 0.
+    let new = rules_with("0.5.3", "fa3", true, None);
+    assert_eq!(new.form(0), Form::Mha);
+    assert_eq!(new.form(20000), Form::Absorbed);
+    assert_eq!(new.kv_b_rows(20000), 0.0);
+    // SGL_CHUNKED_PREFIX_CACHE_THRESHOLD moves the threshold.
+    let t = rules_with("0.5.3", "fa3", false, Some(4096));
+    assert_eq!(t.form(4095), Form::Absorbed);
+    assert_eq!(t.form(4096), Form::Mha);
+    // flashinfer joins fa3's rule in 0.5.1 (read in the 0.5.1 wheel), not 0.5.3.
+    let fi = rules_with("0.5.1", "flashinfer", false, None);
+    assert_eq!(fi.form(100), Form::Absorbed);
+    assert_eq!(fi.form(8192), Form::Mha);
+    assert_eq!(
+        rules_with("0.4.10", "flashinfer", false, None).form(8192),
+        Form::Absorbed
+    );
+    // trtllm_mla: 0.5.2 ignores the flag; 0.5.3+ honours it (MHA only at Σ prefix 0).
+    assert_eq!(
+        rules_with("0.5.2", "trtllm_mla", true, None).form(100),
+        Form::Mha
+    );
+    let trt = rules_with("0.5.6", "trtllm_mla", true, None);
+    assert_eq!(trt.form(0), Form::Mha);
+    assert_eq!(trt.form(100), Form::Absorbed);
 }

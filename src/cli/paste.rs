@@ -204,6 +204,43 @@ fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
     (kept, ignored)
 }
 
+/// SGLang environment variables servesim models, and the `run` flag each becomes
+/// (`spec::speculative_v2`, `spec::chunked_prefix`).
+const MODELLED_ENV: &[(&str, &str)] = &[
+    ("SGLANG_ENABLE_SPEC_V2", "--sglang-enable-spec-v2"),
+    (
+        "SGL_CHUNKED_PREFIX_CACHE_THRESHOLD",
+        "--sgl-chunked-prefix-cache-threshold",
+    ),
+];
+
+/// The `VAR=value` words a command starts with → the `run` flags of the modelled SGLang
+/// variables, and the other variables. A boolean is read as SGLang's `get_bool_env_var`
+/// reads it: true for `1` or `true` (any case), else false.
+fn env_args(cmd: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut kept, mut other) = (Vec::new(), Vec::new());
+    for word in cmd {
+        let Some((name, value)) = word.split_once('=') else {
+            break;
+        };
+        let is_var = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_var {
+            break;
+        }
+        match MODELLED_ENV.iter().find(|(var, _)| *var == name) {
+            Some(("SGLANG_ENABLE_SPEC_V2", flag)) => {
+                let on = matches!(value.to_ascii_lowercase().as_str(), "1" | "true");
+                kept.extend([flag.to_string(), on.to_string()]);
+            }
+            Some((_, flag)) => kept.extend([flag.to_string(), value.to_string()]),
+            None => other.push(word.clone()),
+        }
+    }
+    (kept, other)
+}
+
 /// launch_server flags that cannot change what bench_serving measures: addresses, logging,
 /// names, authentication, download and loading options.
 const HARMLESS_SERVER_FLAGS: &[&str] = &[
@@ -282,6 +319,19 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
     for cmd in commands(&pasted)? {
         match program(&cmd) {
             Some(("sglang.launch_server", args)) => {
+                let (env_kept, env_other) = env_args(&cmd);
+                let sglang_env: Vec<_> = env_other
+                    .iter()
+                    .filter(|w| w.starts_with("SGLANG_") || w.starts_with("SGL_"))
+                    .cloned()
+                    .collect();
+                if !sglang_env.is_empty() {
+                    eprintln!(
+                        "warning: SGLang environment variables servesim does not model, ignored (the real server's numbers may differ): {}",
+                        sglang_env.join(" ")
+                    );
+                }
+                out.extend(env_kept.into_iter().map(OsString::from));
                 let (kept, ignored) = server_args(args);
                 let (harmless, unmodelled) = split_ignored(&ignored);
                 if !harmless.is_empty() {
@@ -388,6 +438,37 @@ mod tests {
         assert_eq!(cmds[1][4], "{\"a\": 1}");
         assert_eq!(program(&cmds[0]).map(|p| p.0), Some("sglang.launch_server"));
         assert_eq!(program(&cmds[2]), None);
+    }
+
+    #[test]
+    fn modelled_sglang_env_vars_become_flags() {
+        let cmd: Vec<String> =
+            "SGLANG_ENABLE_SPEC_V2=True SGL_CHUNKED_PREFIX_CACHE_THRESHOLD=4096 \
+             SGLANG_ENABLE_FLASHINFER_GEMM=1 CUDA_VISIBLE_DEVICES=0,1 python3 -m \
+             sglang.launch_server A=1"
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+        let (kept, other) = env_args(&cmd);
+        assert_eq!(
+            kept,
+            [
+                "--sglang-enable-spec-v2",
+                "true",
+                "--sgl-chunked-prefix-cache-threshold",
+                "4096"
+            ]
+        );
+        // Only the leading assignments are the command's environment.
+        assert_eq!(
+            other,
+            [
+                "SGLANG_ENABLE_FLASHINFER_GEMM=1",
+                "CUDA_VISIBLE_DEVICES=0,1"
+            ]
+        );
+        let off = env_args(&["SGLANG_ENABLE_SPEC_V2=0".to_string()]).0;
+        assert_eq!(off, ["--sglang-enable-spec-v2", "false"]);
     }
 
     #[test]

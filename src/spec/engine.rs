@@ -82,6 +82,14 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
             "--disable-piecewise-cuda-graph",
         ),
         (f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs"),
+        (
+            f.disable_chunked_prefix_cache,
+            "--disable-chunked-prefix-cache",
+        ),
+        (
+            f.sgl_chunked_prefix_cache_threshold.is_some(),
+            "--sgl-chunked-prefix-cache-threshold",
+        ),
         (f.enable_mixed_chunk, "--enable-mixed-chunk"),
         (f.enable_torch_compile, "--enable-torch-compile"),
         (f.torch_compile_max_bs.is_some(), "--torch-compile-max-bs"),

@@ -5,6 +5,7 @@ pub mod backend_defaults;
 pub mod bundled;
 pub mod bundled_hf;
 pub mod checkpoint_name;
+pub mod chunked_prefix;
 pub mod defaults;
 pub mod dp_attention_rules;
 pub mod engine;

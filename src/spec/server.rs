@@ -44,6 +44,9 @@ pub struct ServerConfig {
     /// Always false for vLLM.
     #[serde(skip)]
     pub piecewise_prefill: bool,
+    /// MLA models: SGLang's chunked prefix cache (`spec::chunked_prefix`); vLLM: the default.
+    #[serde(skip)]
+    pub chunked_prefix: super::chunked_prefix::ChunkedPrefixCache,
     /// Captured decode batch sizes, ascending; empty when CUDA graphs are disabled.
     pub cuda_graph_batch_sizes: Vec<u64>,
     /// KV pool size in tokens (`max_total_num_tokens`); with hybrid SWA pools the smaller
@@ -446,6 +449,14 @@ impl ServerConfig {
             Some(u) => small_cap_slots(u / dp),
             None => 0,
         };
+        let chunked_prefix = super::chunked_prefix::ChunkedPrefixCache::resolve(
+            model.mla.is_some(),
+            flags.disable_chunked_prefix_cache,
+            flags.sgl_chunked_prefix_cache_threshold,
+            version,
+            page_size,
+            &attention_backend,
+        );
         Ok(ServerConfig {
             version,
             tp,
@@ -471,6 +482,7 @@ impl ServerConfig {
                 }
             },
             piecewise_prefill,
+            chunked_prefix,
             cuda_graph_batch_sizes,
             kv_pool_tokens,
             swa_pools,

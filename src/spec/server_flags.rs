@@ -49,6 +49,15 @@ pub struct ServerFlags {
     #[arg(long)]
     #[serde(default)]
     pub disable_piecewise_cuda_graph: bool,
+    /// MLA models: no chunked prefix cache, so an extend with a cached prefix runs absorbed
+    /// MLA instead of MHA over the up-projected prefix (`spec::chunked_prefix`).
+    #[arg(long)]
+    #[serde(default)]
+    pub disable_chunked_prefix_cache: bool,
+    /// SGLang's env `SGL_CHUNKED_PREFIX_CACHE_THRESHOLD`: Σ cached tokens of an MLA extend
+    /// batch from which it runs as MHA over the prefix (default 8192).
+    #[arg(long, value_name = "TOKENS")]
+    pub sgl_chunked_prefix_cache_threshold: Option<u64>,
     /// Largest captured decode batch.
     #[arg(long)]
     pub cuda_graph_max_bs: Option<u64>,
@@ -196,6 +205,8 @@ impl ServerFlags {
                 disable_cuda_graph: over.disable_cuda_graph || self.disable_cuda_graph,
                 disable_piecewise_cuda_graph: over.disable_piecewise_cuda_graph
                     || self.disable_piecewise_cuda_graph,
+                disable_chunked_prefix_cache: over.disable_chunked_prefix_cache
+                    || self.disable_chunked_prefix_cache,
                 enable_mixed_chunk: over.enable_mixed_chunk || self.enable_mixed_chunk,
                 enable_torch_compile: over.enable_torch_compile || self.enable_torch_compile,
                 disable_overlap_schedule: over.disable_overlap_schedule || self.disable_overlap_schedule,
@@ -225,6 +236,7 @@ impl ServerFlags {
             schedule_policy,
             schedule_conservativeness,
             cuda_graph_max_bs,
+            sgl_chunked_prefix_cache_threshold,
             torch_compile_max_bs,
             kv_cache_dtype,
             attention_backend,

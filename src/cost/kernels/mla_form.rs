@@ -20,16 +20,24 @@
 //! collector picks `trtllm_mla`, whose context branch sets qk 192 / v 128: Blackwell's table is
 //! the MHA form (B200, the same row: 315 µs, 1.09 PFLOP/s at 640 FLOP per pair).
 //!
-//! **What a batch runs.** `deepseek_v2.py`'s dispatch, read in the 0.4.1, 0.4.7 and 0.5.3
-//! wheels, by the batch's Σ cached prefix (`sum(extend_prefix_lens_cpu)`):
-//! - `fa3` (0.4.7 and 0.5.3), and in 0.5.3 `flashinfer`, `flashmla`, `cutlass_mla` too
-//!   (`_handle_attention_backend`): `MHA_CHUNKED_KV` when Σ prefix is 0 or ≥
-//!   `SGL_CHUNKED_PREFIX_CACHE_THRESHOLD` (default 8192; chunked prefix cache is on for MLA
-//!   models, `--disable-chunked-prefix-cache` defaults to False), else absorbed `MLA`;
-//! - `trtllm_mla` (0.5.3): `MHA_CHUNKED_KV` for every extend;
-//! - `triton` (every release read; 0.4.1 for every backend), and `flashinfer` in 0.4.7: MHA only
-//!   with no prefix at all, else absorbed. Releases between 0.4.7 and 0.5.3 were not read:
-//!   `flashinfer` there takes 0.4.7's rule.
+//! **What a batch runs.** `deepseek_v2.py`'s dispatch (0.5.8+: `deepseek_common/
+//! attention_backend_handler.py`), read in the 0.4.1, 0.4.7–0.4.10, 0.5.1–0.5.3, 0.5.8.post1,
+//! 0.5.9 and 0.5.14 wheels, by the batch's Σ cached prefix (`sum(extend_prefix_lens_cpu)`),
+//! with the chunked prefix cache's settings resolved by `spec::chunked_prefix`:
+//! - `fa3` (every release from 0.4.7), and from 0.5.1 `flashinfer`, `flashmla`, `cutlass_mla`
+//!   (0.5.1: also `trtllm_mla`): `MHA_CHUNKED_KV` (0.5.14: `MHA_ONE_SHOT` when it fits one
+//!   chunk, the same FLOP) when Σ prefix is 0 or, with the chunked prefix cache on, ≥ its
+//!   threshold (`SGL_CHUNKED_PREFIX_CACHE_THRESHOLD`, default 8192), else absorbed `MLA`.
+//!   With the cache off, `fa3` before 0.5.1 runs every extend absorbed (the `== 0` test sits
+//!   inside the cache condition there), later releases keep MHA at Σ prefix 0;
+//! - `trtllm_mla`: `MHA_CHUNKED_KV` for every extend (0.5.2 unconditionally; from 0.5.3 with
+//!   the cache off only at Σ prefix 0); (`fa4`, every extend from 0.5.3, is not a backend
+//!   servesim accepts);
+//! - `triton` (every release read; 0.4.1 for every backend), and `flashinfer` before 0.5.1
+//!   (0.4.7–0.4.10): MHA only with no prefix at all, else absorbed.
+//! - Not modelled: from 0.5.8 an extend replayed under SGLang's piecewise prefill CUDA graph
+//!   runs absorbed `MLA` (`is_in_piecewise_cuda_graph()`), which would make a ≤ 2048-token
+//!   prefill with a long cached prefix dearer than a larger one; such steps keep the rules above.
 //!
 //! **Lookup.** Both forms are compute-bound FA3/FMHA kernels, priced at the table's own FLOP
 //! rate: a batch of the other form is looked up at the equivalent prompt length scaled by
@@ -44,13 +52,11 @@
 //! prefix rows per layer ([`MlaPrefill::kv_b_rows`]), priced by the deployment's own `kv_b_proj`
 //! curve. The per-chunk `merge_state_v2` and K assembly (memory-bound, ≤ 1% of the attention at
 //! a 32K prompt) are not priced.
+use crate::spec::chunked_prefix::ChunkedPrefixCache;
 use crate::spec::hardware::{Arch, HardwareProfile};
 use crate::spec::model::ModelSpec;
 use crate::spec::server::ServerConfig;
 use crate::spec::version::Version;
-
-/// `SGL_CHUNKED_PREFIX_CACHE_THRESHOLD`'s default (deepseek_v2.py 0.4.7 and 0.5.3).
-pub const CHUNKED_PREFIX_THRESHOLD_TOKENS: u64 = 8192;
 
 /// The form an MLA attention kernel runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,10 +72,12 @@ pub enum Form {
 enum Rule {
     /// Every extend (`trtllm_mla`).
     Always,
-    /// Σ prefix 0 or ≥ the chunked-prefix threshold.
-    Threshold,
+    /// Σ prefix 0 or ≥ the chunked-prefix threshold (tokens).
+    Threshold(u64),
     /// Σ prefix 0 only.
     NoPrefix,
+    /// Never (absorbed for every extend).
+    Never,
 }
 
 /// The form rules of one deployment's MLA prefill.
@@ -93,12 +101,24 @@ pub fn table_form(arch: Arch) -> Option<Form> {
     }
 }
 
-fn rule(backend: &str, version: Version) -> Rule {
+fn rule(backend: &str, version: Version, cache: ChunkedPrefixCache) -> Rule {
+    let v051 = Version::new(0, 5, 1);
+    let v052 = Version::new(0, 5, 2);
     let v053 = Version::new(0, 5, 3);
+    let shared = |cache_off_rule: Rule| {
+        if cache.enabled {
+            Rule::Threshold(cache.threshold_tokens)
+        } else {
+            cache_off_rule
+        }
+    };
     match backend {
-        "trtllm_mla" => Rule::Always,
-        "fa3" => Rule::Threshold,
-        "flashinfer" | "flashmla" | "cutlass_mla" if version >= v053 => Rule::Threshold,
+        "trtllm_mla" if version >= v053 && !cache.enabled => Rule::NoPrefix,
+        "trtllm_mla" if version >= v052 => Rule::Always,
+        "fa3" if version < v051 => shared(Rule::Never),
+        "fa3" | "flashinfer" | "flashmla" | "cutlass_mla" | "trtllm_mla" if version >= v051 => {
+            shared(Rule::NoPrefix)
+        }
         _ => Rule::NoPrefix,
     }
 }
@@ -109,7 +129,11 @@ impl MlaPrefill {
         let m = model.mla.as_ref()?;
         Some(MlaPrefill {
             table: table_form(hw.arch)?,
-            rule: rule(&server.attention_backend, server.version),
+            rule: rule(
+                &server.attention_backend,
+                server.version,
+                server.chunked_prefix,
+            ),
             mha_flops_per_pair: 2.0
                 * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) as f64,
             absorbed_flops_per_pair: 2.0 * (2 * m.kv_lora_rank + m.qk_rope_head_dim) as f64,
@@ -120,10 +144,9 @@ impl MlaPrefill {
     pub fn form(&self, prefix_tokens: u64) -> Form {
         let mha = match self.rule {
             Rule::Always => true,
-            Rule::Threshold => {
-                prefix_tokens == 0 || prefix_tokens >= CHUNKED_PREFIX_THRESHOLD_TOKENS
-            }
+            Rule::Threshold(t) => prefix_tokens == 0 || prefix_tokens >= t,
             Rule::NoPrefix => prefix_tokens == 0,
+            Rule::Never => false,
         };
         if mha {
             Form::Mha

@@ -485,6 +485,7 @@ pub fn resolve(
         mixed_chunk: true,
         overlap_schedule: async_scheduling,
         piecewise_prefill: false,
+        chunked_prefix: Default::default(),
         cuda_graph_batch_sizes: capture_sizes,
         kv_pool_tokens: usable * block_size,
         swa_pools: None,
