@@ -423,6 +423,7 @@ const MODELLED: &[(&str, bool)] = &[
     ("disable-radix-cache", false),
     ("disable-cuda-graph", false),
     ("cuda-graph-max-bs", true),
+    ("disable-chunked-prefix-cache", false),
     ("enable-mixed-chunk", false),
     ("disable-overlap-schedule", false),
     ("kv-cache-dtype", true),
