@@ -96,21 +96,32 @@ impl NpuGraphUpdate {
         }
     }
 
-    /// `t` with its GPU time raised to the host chain (the CPU part kept as the backend set it).
+    /// `t` with the host chain: the device waits for it (GPU time raised to the chain), and
+    /// under the overlap scheduler the scheduler thread's own CPU work comes after it. SGLang
+    /// 0.5.x's overlap loop runs the forward on the scheduler thread (`event_loop_overlap`
+    /// with a forward stream, no worker thread; read in the 0.5.6.post2 wheel), and the NPU
+    /// graph runner joins its update thread inside that forward (`npu_graph_runner.py`
+    /// @98a107d l. 193–202), so the thread is busy for chain + CPU per step and the step takes
+    /// max(device, chain + CPU). Without the overlap the CPU work already follows the forward:
+    /// max(device, chain) + CPU.
     fn lift(&self, t: StepTime, chain_ns: f64) -> StepTime {
-        let gpu_ns = replay_ns(t.gpu_ns, 1.0, chain_ns);
-        if gpu_ns <= t.gpu_ns {
+        if chain_ns <= 0.0 {
             return t;
         }
-        let total_ns = if self.overlap {
-            gpu_ns.max(t.cpu_ns)
+        let gpu_ns = replay_ns(t.gpu_ns, 1.0, chain_ns);
+        let (cpu_ns, total_ns) = if self.overlap {
+            let host_ns = chain_ns + t.cpu_ns;
+            (host_ns, gpu_ns.max(host_ns))
         } else {
-            gpu_ns + t.cpu_ns
+            (t.cpu_ns, gpu_ns + t.cpu_ns)
         };
+        if total_ns <= t.total_ns && gpu_ns <= t.gpu_ns {
+            return t;
+        }
         StepTime {
             total_ns,
             gpu_ns,
-            cpu_ns: t.cpu_ns,
+            cpu_ns,
         }
     }
 }
@@ -124,7 +135,19 @@ impl StepCost for NpuGraphUpdate {
         let mut b = self.inner.explain(s);
         let chain_ns = self.host_chain_ns(s);
         let time = self.lift(b.time, chain_ns);
-        if time.gpu_ns > b.time.gpu_ns {
+        if time.cpu_ns > b.time.cpu_ns {
+            b.items.push(CostItem {
+                component: Component::Cpu,
+                time_ns: time.cpu_ns - b.time.cpu_ns,
+                detail: format!(
+                    "the scheduler thread joins the {:.2} ms attention-task update inside the \
+                     forward, so the overlap scheduler's CPU work runs after it, not under the \
+                     device (npu_graph_runner.py)",
+                    chain_ns / 1e6
+                ),
+            });
+        }
+        if time.gpu_ns > b.time.gpu_ns || time.total_ns > b.time.total_ns {
             b.items.push(CostItem {
                 component: Component::GpuOverhead,
                 time_ns: time.gpu_ns - b.time.gpu_ns,
@@ -164,6 +187,55 @@ mod tests {
         // A long device step hides the chain entirely.
         assert_eq!(replay_ns(40e6, 64.0, 184e3), 40e6);
         assert_eq!(replay_ns(5e6, 0.0, 184e3), 5e6);
+    }
+
+    #[test]
+    fn under_the_overlap_the_scheduler_cpu_follows_the_host_chain() {
+        let cost = |overlap: bool| NpuGraphUpdate {
+            inner: Box::new(Fixed),
+            tasks: 64.0,
+            update_ns: 184e3,
+            mla: false,
+            overlap,
+        };
+        // Hand calculation: device 7 ms, CPU 2.3 ms, chain 64 × 184 µs = 11.776 ms.
+        let chain = 11.776e6;
+        let with = cost(true).lift(Fixed::time(true), chain);
+        assert!((with.total_ns - (chain + 2.3e6)).abs() < 1.0, "{with:?}");
+        assert!((with.gpu_ns - chain).abs() < 1.0);
+        let without = cost(false).lift(Fixed::time(false), chain);
+        assert!(
+            (without.total_ns - (chain + 2.3e6)).abs() < 1.0,
+            "{without:?}"
+        );
+        // A device step longer than chain + CPU hides both under the overlap.
+        let long = StepTime {
+            total_ns: 20e6,
+            gpu_ns: 20e6,
+            cpu_ns: 2.3e6,
+        };
+        assert_eq!(cost(true).lift(long, chain).total_ns, 20e6);
+        // No chain: the step is the backend's.
+        assert_eq!(cost(true).lift(Fixed::time(true), 0.0), Fixed::time(true));
+    }
+
+    /// A backend with a 7 ms device step and 2.3 ms of scheduler CPU.
+    struct Fixed;
+
+    impl Fixed {
+        fn time(overlap: bool) -> StepTime {
+            StepTime {
+                total_ns: if overlap { 7e6 } else { 9.3e6 },
+                gpu_ns: 7e6,
+                cpu_ns: 2.3e6,
+            }
+        }
+    }
+
+    impl StepCost for Fixed {
+        fn step_time(&self, _: &BatchShape) -> StepTime {
+            Fixed::time(true)
+        }
     }
 
     #[test]

@@ -7,7 +7,11 @@
 //! * ≤ 0.5.4: v1 only (0.5.4's `--enable-beta-spec` is not a servesim flag).
 //! * 0.5.5–0.5.10: env `SGLANG_ENABLE_SPEC_V2` (default off). On, it forces the overlap on for
 //!   EAGLE / NEXTN (EAGLE3 from 0.5.7, STANDALONE from 0.5.9; 0.5.8 is read as 0.5.7), and
-//!   0.5.7+ refuses a user top-k > 1; the other algorithms stay v1.
+//!   0.5.7+ refuses a user top-k > 1; the other algorithms stay v1. In 0.5.5–0.5.6.post2 the
+//!   env also leaves the overlap on for EAGLE3 (it is forced off only without the env), so
+//!   EAGLE3 runs `EAGLEWorkerV2` there unless `--disable-overlap-schedule` (read in the
+//!   0.5.5, 0.5.6, 0.5.6.post1 and 0.5.6.post2 wheels: `server_args.py`,
+//!   `speculative/spec_info.py::_create_eagle_worker`).
 //! * 0.5.11–0.5.12: the env defaults on (PR #21062): EAGLE / EAGLE3 / NEXTN / STANDALONE run v2
 //!   unless `--disable-overlap-schedule`, the env is off, or the user set top-k > 1 (then v1;
 //!   an auto-chosen top-k > 1 keeps v2). NGRAM: v1.
@@ -29,6 +33,9 @@ use crate::error::{Error, Result};
 
 /// First version with env `SGLANG_ENABLE_SPEC_V2` (default off).
 pub const SPEC_V2_ENV_FROM: Version = Version::new(0, 5, 5);
+/// First version whose env forces the overlap on for EAGLE3 as for EAGLE (server_args.py
+/// `_handle_speculative_decoding`, 0.5.7; 0.5.5–0.5.6.post2 force it on for EAGLE only).
+pub const EAGLE3_OVERLAP_FORCED_FROM: Version = Version::new(0, 5, 7);
 /// First version where spec v2 (the overlapped worker) is the default (PR #21062).
 pub const SPEC_V2_DEFAULT_FROM: Version = Version::new(0, 5, 11);
 /// First version that runs the V2 worker for a user top-k > 1 and without overlap.
@@ -51,7 +58,10 @@ impl SpecWorker {
 fn env_supports(a: SpecAlgorithm, version: Version) -> bool {
     match a {
         SpecAlgorithm::Eagle | SpecAlgorithm::Nextn => true,
-        SpecAlgorithm::Eagle3 => version >= Version::new(0, 5, 7),
+        // 0.5.5–0.5.6.post2 leave the overlap on for EAGLE3 when the env is set (they only
+        // force it off without the env), and `_create_eagle_worker` then builds
+        // `EAGLEWorkerV2` for EAGLE3 as for EAGLE; 0.5.7 forces it on for both.
+        SpecAlgorithm::Eagle3 => version >= SPEC_V2_ENV_FROM,
         SpecAlgorithm::Standalone => version >= Version::new(0, 5, 9),
         SpecAlgorithm::Ngram => false,
     }
@@ -103,7 +113,17 @@ pub fn choose(
                 s.algorithm.name()
             ));
             SpecWorker::V1
-        } else if user_topk_above_1 && version >= Version::new(0, 5, 7) {
+        } else if s.algorithm == SpecAlgorithm::Eagle3
+            && version < EAGLE3_OVERLAP_FORCED_FROM
+            && disable_overlap
+        {
+            notes.push(format!(
+                "--disable-overlap-schedule: SGLang {version} does not turn the overlap on for \
+                 EAGLE3 with SGLANG_ENABLE_SPEC_V2 (only for EAGLE, from 0.5.7 for both), so \
+                 spec v1 runs"
+            ));
+            SpecWorker::V1
+        } else if user_topk_above_1 && version >= EAGLE3_OVERLAP_FORCED_FROM {
             return Err(Error::invalid(
                 "--speculative-eagle-topk",
                 "speculative_eagle_topk",

@@ -50,6 +50,11 @@ fn spec_v2_is_the_default_from_0_5_11() {
     let c = client(1, 10, 10, 1);
     let at = |v: &str, env: Option<bool>| scenario(H100, "qwen3-8b", &eagle3_v2(v, env), &c);
     for (v, env, overlap) in [
+        // 0.5.5–0.5.6.post2 (their wheels): with the env, the overlap stays on for EAGLE3 and
+        // `_create_eagle_worker` builds EAGLEWorkerV2; without it, forced off. 0.5.4: no env.
+        ("0.5.4", Some(true), false),
+        ("0.5.6.post2", None, false),
+        ("0.5.6.post2", Some(true), true),
         ("0.5.10", None, false),
         ("0.5.10", Some(true), true),
         ("0.5.11", None, true),
@@ -67,6 +72,11 @@ fn spec_v2_is_the_default_from_0_5_11() {
         };
         assert!((t.total_ns - want).abs() < 1e-3, "{v} env {env:?}");
     }
+    // Before 0.5.7 the env does not force the overlap on for EAGLE3: the user's
+    // --disable-overlap-schedule keeps spec v1.
+    let mut off = eagle3_v2("0.5.6", Some(true));
+    off.disable_overlap_schedule = true;
+    assert!(!scenario(H100, "qwen3-8b", &off, &c).server.overlap_schedule);
     let s = |sc: &Scenario| sc.server.speculative.clone().unwrap();
     assert_eq!(s(&at("0.5.10", None)).decode_buffer_tokens(), 4 + 3);
     assert_eq!(s(&at("0.5.11", None)).decode_buffer_tokens(), 2 * 4);

@@ -41,7 +41,9 @@ def eagle3(draft, steps, tokens, accept):
     return (
         f"--speculative-algorithm EAGLE3 --speculative-draft-model-path {DRAFTS}/{draft}.yaml "
         f"--speculative-num-steps {steps} --speculative-eagle-topk 1 "
-        f"--speculative-num-draft-tokens {tokens} --speculative-accept-length {accept}"
+        f"--speculative-num-draft-tokens {tokens} --speculative-accept-length {accept} "
+        # Every EAGLE3 recipe exports SGLANG_ENABLE_SPEC_V2=1 (p017-ascend-notes.md section 5).
+        f"--sglang-enable-spec-v2 true"
     )
 
 
