@@ -231,9 +231,19 @@ mod tests {
             worker(Some(true), None, "0.5.7", true).unwrap(),
             SpecWorker::V2_OVERLAP
         );
-        // EAGLE3 has no spec v2 in 0.5.6 (EAGLE only).
+        // 0.5.6 (wheel: server_args.py forces the overlap off for EAGLE3 only without the
+        // env; `_create_eagle_worker` builds EAGLEWorkerV2 for it): v2 with the env, unless the
+        // user disables the overlap, which 0.5.6 does not override for EAGLE3.
         assert_eq!(
             worker(Some(true), None, "0.5.6", false).unwrap(),
+            SpecWorker::V2_OVERLAP
+        );
+        assert_eq!(
+            worker(Some(true), None, "0.5.6", true).unwrap(),
+            SpecWorker::V1
+        );
+        assert_eq!(
+            worker(Some(true), None, "0.5.4", false).unwrap(),
             SpecWorker::V1
         );
         // 0.5.7–0.5.10 refuse a user top-k > 1 with spec v2 on.
