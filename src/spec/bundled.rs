@@ -57,6 +57,9 @@ bundle!(MODELS, MODEL_DIR = "models":
     "glm-4.5",
     "glm-4.5-air",
     "glm-4.6",
+    "mistral-7b-v0.1",
+    "mistral-7b-v0.3",
+    "mistral-nemo-base-2407",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

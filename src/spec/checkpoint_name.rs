@@ -116,6 +116,30 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
          1 shared, 3 dense, max_position_embeddings 202752; xorbitsai/inference glm-4.7.rst: \
          context 202752)",
     ),
+    (
+        "mistral-7b-instruct-v0.1",
+        "mistral-7b-v0.1",
+        "Mistral's instruction fine-tune of Mistral-7B-v0.1 (its model card)",
+    ),
+    (
+        "mistral-7b-instruct-v0.2",
+        "mistral-7b-v0.1",
+        "Mistral-7B-v0.2 has v0.1's shapes (dim 4096, 32 layers, 32 / 8 heads of 128, MLP \
+         14,336, vocab 32,000: edadaltocg/mistral-src-finetune and riccardomusmeci/mlx-llm \
+         configs); its rope_theta and sliding_window null differ, and SGLang applies no \
+         sliding window to MistralForCausalLM either way (models/mistral.py)",
+    ),
+    (
+        "mistral-7b-instruct-v0.3",
+        "mistral-7b-v0.3",
+        "Mistral's model card: an instruct fine-tune of Mistral-7B-v0.3",
+    ),
+    (
+        "mistral-nemo-instruct-2407",
+        "mistral-nemo-base-2407",
+        "Mistral's instruction fine-tune of Mistral-Nemo-Base-2407 (same layer shapes; the \
+         base's 128,000-token context is used)",
+    ),
 ];
 
 /// Checkpoints whose names start with a bundled model's (or a same-architecture build's) name

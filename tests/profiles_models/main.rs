@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "../common/mod.rs"]
 mod common;
-mod glm_runs;
+mod h200_runs;
 mod hccl;
 mod logged_pools;
 mod new_gpus;
@@ -174,6 +174,16 @@ fn weight_bytes_match_reference() {
         ("glm-4.5", WeightFormat::Bf16, 2.0 * 355e9, 0.015),
         ("glm-4.5-air", WeightFormat::Bf16, 2.0 * 106e9, 0.015),
         ("glm-4.6", WeightFormat::Bf16, 2.0 * 355e9, 0.015),
+        // Mistral's Mistral 7B announcement: "a 7.3B parameter model" (v0.3 adds 768 tokens
+        // to the vocabulary); Mistral NeMo's: "a 12B model" (a round figure, so 3%).
+        ("mistral-7b-v0.1", WeightFormat::Bf16, 2.0 * 7.3e9, 0.015),
+        ("mistral-7b-v0.3", WeightFormat::Bf16, 2.0 * 7.3e9, 0.015),
+        (
+            "mistral-nemo-base-2407",
+            WeightFormat::Bf16,
+            2.0 * 12e9,
+            0.03,
+        ),
     ];
     assert_eq!(
         cases.len(),
@@ -220,6 +230,10 @@ fn kv_bytes_per_token_match_reference() {
         ("glm-4.5", 2.0 * 92.0 * 8.0 * 128.0 * 2.0),
         ("glm-4.5-air", 2.0 * 46.0 * 8.0 * 128.0 * 2.0),
         ("glm-4.6", 2.0 * 92.0 * 8.0 * 128.0 * 2.0),
+        // Mistral 7B: 32 layers × 8 KV heads × 128 (no sliding window in SGLang); NeMo: 40.
+        ("mistral-7b-v0.1", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
+        ("mistral-7b-v0.3", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
+        ("mistral-nemo-base-2407", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),

@@ -1,9 +1,12 @@
-//! GLM-4.5 / 4.5-Air / 4.6 on 8 × H200 (the deployment Zhipu's README and SGLang's GLM docs
-//! name): `servesim run --explain` says the kernels backend prices their routed experts with
+//! GLM-4.5 / 4.5-Air / 4.6 and the Mistral dense models on 8 × H200 (the deployment Zhipu's README and SGLang's GLM docs
+//! name for GLM): `servesim run --explain` says the kernels backend prices their routed experts with
 //! the roofline (AIConfigurator measured no MoE rows at E=160 / E=128 with these widths), and
 //! that roofline's decode MoE time is the bytes of the experts a step touches over H200's HBM,
-//! counted by hand, at a memory efficiency between 50% and 100%.
+//! counted by hand, at a memory efficiency between 50% and 100%. The Mistral dense models run
+//! there too, each decode step no faster than streaming its weights once.
 use super::sourced::explain_small_run;
+use servesim::spec::bundled::load_model;
+use servesim::spec::model::WeightFormat;
 
 /// The `moe` line of the representative decode step: its milliseconds and its text.
 fn decode_moe(out: &str) -> (f64, String) {
@@ -67,6 +70,33 @@ fn glm_decode_moe_is_the_touched_experts_over_hbm() {
         assert!(
             ms >= floor_ms && ms <= 2.0 * floor_ms,
             "{id}: moe {ms} ms vs {floor_ms:.3} ms of expert bytes at full HBM bandwidth"
+        );
+    }
+}
+
+#[test]
+fn mistral_decode_steps_stream_their_weights() {
+    // H200 datasheet 4.8 TB/s: a decode step reads every weight of the rank at least once.
+    for name in [
+        "mistral-7b-v0.1",
+        "mistral-7b-v0.3",
+        "mistral-nemo-base-2407",
+    ] {
+        let out = explain_small_run("h200-sxm-141gb", name, "8");
+        let step_ms: f64 = out
+            .split("decode step:")
+            .nth(1)
+            .and_then(|d| d.lines().find(|l| l.trim_start().starts_with("step ")))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no decode step in {out}"));
+        let bytes = load_model(name)
+            .unwrap()
+            .weight_bytes_per_rank(8, WeightFormat::Bf16);
+        let floor_ms = bytes / 4.8e12 * 1e3;
+        assert!(
+            step_ms >= floor_ms && step_ms < 50.0 * floor_ms,
+            "{name}: decode step {step_ms} ms vs {floor_ms:.3} ms to stream the weights"
         );
     }
 }
