@@ -84,25 +84,43 @@ pub fn cuda_device_name(hw: &HardwareProfile) -> Option<&'static str> {
     })
 }
 
-/// The key SGLang `version` looks up for `model` at tensor parallelism `tp`; `None` when the
-/// experts do not run the triton fused-MoE kernel with a config file (dense models, MXFP4).
+/// The key SGLang `version` looks up for `model` at tensor parallelism `tp` (`ep`: expert
+/// parallelism on); `None` when the experts do not run the triton fused-MoE kernel with a
+/// config file (dense models, MXFP4).
 pub fn shape(
     model: &ModelSpec,
     weights: WeightFormat,
     tp: u64,
     version: Version,
+    ep: bool,
 ) -> Option<MoeShape> {
     let moe = model.moe.as_ref()?;
+    let glm = model.architecture == "Glm4MoeForCausalLM";
     let dtype = match weights {
         WeightFormat::Bf16 => "bf16",
+        // GLM-4.5/4.6/4.7's FP8 checkpoints are per-channel FP8, not 128×128 blocks: the files
+        // SGLang tunes for their shapes carry no block_shape (0.4.10+: `E=160,N=192,
+        // device_name=NVIDIA_H200,dtype=fp8_w8a8.json`; 0.5.6: `E=161,N=192,...,
+        // dtype=fp8_w8a8,per_channel_quant=True.json`, 160 routed + 1 fused shared expert).
+        WeightFormat::Fp8 if glm => "fp8_w8a8",
         WeightFormat::Fp8 => BLOCK_FP8,
         WeightFormat::W8a8Int8 => "int8_w8a8",
         WeightFormat::Mxfp4 => return None,
     };
     // DeepSeek-V3's shared expert joins the routed ones (deepseek_v2.py): 0.4.6 fuses tp
     // copies on sm90+ (E = 256 + tp), 0.4.7+ one (PR #6736, E = 257); 0.4.5 and older none.
+    // GLM-4.5's (glm4_moe.py `determine_num_fused_shared_experts`, sm80+, not under expert
+    // parallelism): one, in 0.4.10 only for 128 routed experts (GLM-4.5-Air), from 0.5.1 for
+    // any single shared expert.
     let deepseek = moe.num_experts == 256 && moe.shared_expert_intermediate_size > 0;
-    let fused = if !deepseek || version < Version::new(0, 4, 6) {
+    let glm_fused = glm
+        && !ep
+        && moe.shared_expert_intermediate_size == moe.expert_intermediate_size
+        && (version >= Version::new(0, 5, 1)
+            || (version >= Version::new(0, 4, 10) && moe.num_experts == 128));
+    let fused = if glm_fused {
+        1
+    } else if !deepseek || version < Version::new(0, 4, 6) {
         0
     } else if version < Version::new(0, 4, 7) {
         tp
@@ -182,10 +200,11 @@ pub fn untuned(
     if server.vllm.is_some() {
         return None; // vLLM has its own config files; this table is SGLang's
     }
-    let run_shape = shape(model, server.weight_format, server.tp, server.version)?;
+    let ep = server.expert_parallel.is_some();
+    let run_shape = shape(model, server.weight_format, server.tp, server.version, ep)?;
     let device = cuda_device_name(hw);
     let measured_tuned = match (device, priced_version) {
-        (Some(d), Some(v)) => shape(model, server.weight_format, server.tp, v)
+        (Some(d), Some(v)) => shape(model, server.weight_format, server.tp, v, ep)
             .and_then(|s| shipped(d, &s, v))
             .map_or(true, |(f, _)| f),
         _ => true,
@@ -285,17 +304,54 @@ mod tests {
     fn deepseek_v3_fuses_its_shared_expert_by_version() {
         // deepseek_v2.py: none in 0.4.5, tp copies on sm90+ in 0.4.6, one from 0.4.7 (#6736).
         let m = crate::spec::bundled::load_model("deepseek-v3").unwrap();
-        let at = |ver: &str, tp: u64| shape(&m, WeightFormat::Fp8, tp, v(ver)).unwrap();
+        let at = |ver: &str, tp: u64| shape(&m, WeightFormat::Fp8, tp, v(ver), false).unwrap();
         assert_eq!(at("0.4.5", 8), shape_of(256, 256, "fp8_w8a8@128x128"));
         assert_eq!(at("0.4.6.post5", 8), shape_of(264, 256, "fp8_w8a8@128x128"));
         assert_eq!(at("0.4.7", 8), shape_of(257, 256, "fp8_w8a8@128x128"));
         assert_eq!(at("0.5.14", 16), shape_of(257, 128, "fp8_w8a8@128x128"));
         let q = crate::spec::bundled::load_model("qwen3-30b-a3b").unwrap();
         assert_eq!(
-            shape(&q, WeightFormat::Bf16, 2, v("0.4.7")),
+            shape(&q, WeightFormat::Bf16, 2, v("0.4.7"), false),
             Some(shape_of(128, 384, "bf16"))
         );
-        assert_eq!(shape(&q, WeightFormat::Mxfp4, 1, v("0.4.7")), None);
+        assert_eq!(shape(&q, WeightFormat::Mxfp4, 1, v("0.4.7"), false), None);
+    }
+
+    #[test]
+    fn glm_fuses_one_shared_expert_and_keys_fp8_per_channel() {
+        // The files SGLang ships for GLM-4.5's TP-8 shape on H200: 0.4.10
+        // `E=160,N=192,...,dtype=fp8_w8a8.json` (GLM-4.5 unfused: 0.4.10 fuses only at 128
+        // routed experts), 0.5.6 `E=161,N=192,...,dtype=fp8_w8a8,per_channel_quant=True.json`
+        // and `E=161,N=192,device_name=NVIDIA_H200.json` (bf16); GLM-4.5-Air's TP-4 shape on
+        // B200, 0.5.1+: `E=129,N=352,...,dtype=fp8_w8a8.json`.
+        let glm = crate::spec::bundled::load_model("glm-4.5").unwrap();
+        let air = crate::spec::bundled::load_model("glm-4.5-air").unwrap();
+        let fp8 = WeightFormat::Fp8;
+        assert_eq!(
+            shape(&glm, fp8, 8, v("0.4.10"), false),
+            Some(shape_of(160, 192, "fp8_w8a8"))
+        );
+        assert_eq!(
+            shape(&glm, fp8, 8, v("0.5.6"), false),
+            Some(shape_of(161, 192, "fp8_w8a8"))
+        );
+        assert_eq!(
+            shape(&glm, WeightFormat::Bf16, 8, v("0.5.6"), false),
+            Some(shape_of(161, 192, "bf16"))
+        );
+        assert_eq!(
+            shape(&air, fp8, 4, v("0.5.1"), false),
+            Some(shape_of(129, 352, "fp8_w8a8"))
+        );
+        assert_eq!(
+            shape(&air, fp8, 4, v("0.4.10"), false),
+            Some(shape_of(129, 352, "fp8_w8a8"))
+        );
+        // Expert parallelism turns the fusion off ("can not use shared experts fusion ...").
+        assert_eq!(
+            shape(&glm, fp8, 8, v("0.5.6"), true),
+            Some(shape_of(160, 192, "fp8_w8a8"))
+        );
     }
 
     #[test]

@@ -54,6 +54,12 @@ bundle!(MODELS, MODEL_DIR = "models":
     "qwen3-14b",
     "llama-3.2-1b",
     "qwen3-4b",
+    "glm-4.5",
+    "glm-4.5-air",
+    "glm-4.6",
+    "mistral-7b-v0.1",
+    "mistral-7b-v0.3",
+    "mistral-nemo-base-2407",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name
@@ -284,6 +290,12 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     let Some(last) = checkpoint_last(name_or_path) else {
         return Ok(None);
     };
+    if let Some(why) = checkpoint_name::other_model(&last) {
+        return Err(Error::Msg(format!(
+            "model `{name_or_path}`: {why}; servesim bundles no config for it: pass its \
+             config.json"
+        )));
+    }
     let (base, note) = match checkpoint_name::same_architecture(&last) {
         Some((base, note)) => (base, Some(note)),
         None => (last, None),

@@ -106,7 +106,59 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
         "llama-2-70b-hf",
         "Meta's chat fine-tune of Llama-2-70b",
     ),
+    (
+        "glm-4.7",
+        "glm-4.6",
+        "GLM-4.7 keeps GLM-4.5/4.6's layer stack and GLM-4.6's 202,752-token context \
+         (THUDM/slime converts GLM-4.7 with its glm4.5-355B-A32B.sh Megatron args, \
+         docs/en/examples/glm4.7-355B-A32B.md; GLM-4.7's config as quoted in alibaba/rtp-llm's \
+         glm4_moe tests: 92 layers, hidden 5120, 96 / 8 heads of 128, 160 experts of 1536 top 8, \
+         1 shared, 3 dense, max_position_embeddings 202752; xorbitsai/inference glm-4.7.rst: \
+         context 202752)",
+    ),
+    (
+        "mistral-7b-instruct-v0.1",
+        "mistral-7b-v0.1",
+        "Mistral's instruction fine-tune of Mistral-7B-v0.1 (its model card)",
+    ),
+    (
+        "mistral-7b-instruct-v0.2",
+        "mistral-7b-v0.1",
+        "Mistral-7B-v0.2 has v0.1's shapes (dim 4096, 32 layers, 32 / 8 heads of 128, MLP \
+         14,336, vocab 32,000: edadaltocg/mistral-src-finetune and riccardomusmeci/mlx-llm \
+         configs); its rope_theta and sliding_window null differ, and SGLang applies no \
+         sliding window to MistralForCausalLM either way (models/mistral.py)",
+    ),
+    (
+        "mistral-7b-instruct-v0.3",
+        "mistral-7b-v0.3",
+        "Mistral's model card: an instruct fine-tune of Mistral-7B-v0.3",
+    ),
+    (
+        "mistral-nemo-instruct-2407",
+        "mistral-nemo-base-2407",
+        "Mistral's instruction fine-tune of Mistral-Nemo-Base-2407 (same layer shapes; the \
+         base's 128,000-token context is used)",
+    ),
 ];
+
+/// Checkpoints whose names start with a bundled model's (or a same-architecture build's) name
+/// but that are other models, with what they are: refused by name rather than priced as the
+/// model their name starts with.
+const OTHER_MODELS: &[(&str, &str)] = &[(
+    "glm-4.7-flash",
+    "GLM-4.7-Flash is another model (Glm4MoeLiteForCausalLM: 30B-A3B with MLA attention, 47 \
+     layers, 64 experts), not GLM-4.7's layer stack",
+)];
+
+/// Why `name` (lower-cased, no organisation) is not the model its name starts with, when it is
+/// one of [`OTHER_MODELS`].
+pub fn other_model(name: &str) -> Option<&'static str> {
+    OTHER_MODELS
+        .iter()
+        .find(|(other, _)| names_build_of(name, other))
+        .map(|(_, why)| *why)
+}
 
 /// True when `name` is `base` itself or `base` followed by `-` and more.
 pub fn names_build_of(name: &str, base: &str) -> bool {
@@ -194,6 +246,15 @@ pub fn apply_suffix(model: &mut ModelSpec, id: &str, suffix: &str) -> Result<()>
             model.weights.name(),
         ));
         model.weights = format;
+        if format == WeightFormat::Fp8 && model.architecture == "Glm4MoeForCausalLM" {
+            model.notes.push(
+                "GLM-4.5/4.6/4.7 FP8 checkpoints are per-channel FP8, not 128×128 blocks (the \
+                 fused-MoE files SGLang tunes for them carry no block_shape): the experts are \
+                 priced as tuned per-channel kernels; measured fp8_block GEMM rows, where a \
+                 table has them, stand in for the linear layers"
+                    .to_string(),
+            );
+        }
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! accept length, and is how a user measures the cost side on their own hardware.
 use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
+use super::speculative_rules::{mtp_draft, nextn_layer};
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,8 @@ pub struct SpeculativeFlags {
     #[arg(long, alias = "speculative-algo")]
     pub speculative_algorithm: Option<String>,
     /// Draft model: a bundled name (e.g. qwen3-8b-eagle3), a model YAML or an HF config.json
-    /// (default for NEXTN on DeepSeek-V3: the target's own MTP layer).
+    /// (default for EAGLE / NEXTN on DeepSeek-V3 and GLM-4.5/4.6/4.7: the target's own MTP
+    /// layer).
     #[arg(long, alias = "speculative-draft-model", alias = "speculative-draft")]
     pub speculative_draft_model_path: Option<String>,
     /// Draft depth K (default: SGLang's auto choice per version and architecture).
@@ -418,20 +420,29 @@ fn resolve_draft(
         }
         return Ok((None, target.weights, 0.0));
     }
-    let own_mtp =
-        target.architecture == "DeepseekV3ForCausalLM" && version >= Version::post(0, 4, 6, 3);
+    let own_mtp = mtp_draft(&target.architecture).is_some_and(|(_, since)| version >= since);
     let path = f.speculative_draft_model_path.as_deref();
     let same_as_target =
         path.is_some_and(|p| p == target.name || Some(p) == target.hf_id.as_deref());
+    let glm = target.architecture == "Glm4MoeForCausalLM";
     let draft = match path {
         None if own_mtp => nextn_layer(target)?,
-        Some(_) if same_as_target && target.mla.is_some() => nextn_layer(target)?,
+        Some(_) if same_as_target && (target.mla.is_some() || glm) => nextn_layer(target)?,
+        // Any GLM-4.5 checkpoint loaded as a draft is its MTP layer (`_config_draft_model`).
+        Some(p) if glm => {
+            let d = load_model(p)?;
+            if d.architecture == target.architecture {
+                nextn_layer(&d)?
+            } else {
+                d
+            }
+        }
         None => {
             return Err(bad(
                 "--speculative-draft-model-path",
                 format!(
-                    "{} needs a draft model for {} (SGLang defaults it only for DeepSeek-V3's \
-                     own MTP layer)",
+                    "{} needs a draft model for {} (SGLang defaults it only to DeepSeek-V3's \
+                     and GLM-4.5's own MTP layer)",
                     algorithm.name(),
                     target.name
                 ),
@@ -499,20 +510,6 @@ fn draft_weight_bytes(d: &ModelSpec, a: SpecAlgorithm, tp: u64, format: WeightFo
         SpecAlgorithm::Nextn => all - shared + 2.0 * h * h / tpf * format.bytes_per_param().0,
         SpecAlgorithm::Eagle => all - shared + 2.0 * h * h / tpf * 2.0,
     }
-}
-
-/// DeepSeek-V3's MTP module as SGLang loads it (`deepseek_nextn.py`:
-/// `DeepseekV3ForCausalLMNextN`): one decoder layer (MoE, like the target's last layers) over
-/// `eh_proj(concat(embed, hidden))`, sharing the target's embedding and LM head.
-fn nextn_layer(target: &ModelSpec) -> Result<ModelSpec> {
-    let mut d = target.clone();
-    d.name = format!("{}-nextn", target.name);
-    d.architecture = "DeepseekV3ForCausalLMNextN".into();
-    d.num_layers = 1;
-    if let Some(m) = d.moe.as_mut() {
-        m.dense_layers = 0;
-    }
-    Ok(d)
 }
 
 /// Default per-draft-token acceptance per algorithm and dataset, with its source. No SGLang

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 #[path = "../common/mod.rs"]
 mod common;
 mod downstream;
+mod glm;
 mod names;
 mod refusals;
 

@@ -113,3 +113,43 @@ fn same_architecture_builds_resolve_with_a_note() {
         .to_string();
     assert!(e.contains("neither bundled nor a file"), "{e}");
 }
+
+#[test]
+fn mistral_checkpoint_names_resolve() {
+    // Mistral-7B v0.1 / v0.2 (vocab 32,000) and v0.3 (32,768, its card), NeMo (131,072).
+    for (id, name, vocab) in [
+        ("mistralai/Mistral-7B-v0.1", "mistral-7b-v0.1", 32_000),
+        (
+            "mistralai/Mistral-7B-Instruct-v0.1",
+            "mistral-7b-v0.1",
+            32_000,
+        ),
+        (
+            "mistralai/Mistral-7B-Instruct-v0.2",
+            "mistral-7b-v0.1",
+            32_000,
+        ),
+        (
+            "mistralai/Mistral-7B-Instruct-v0.3",
+            "mistral-7b-v0.3",
+            32_768,
+        ),
+        ("mistralai/Mistral-7B-v0.3", "mistral-7b-v0.3", 32_768),
+        (
+            "mistralai/Mistral-Nemo-Instruct-2407",
+            "mistral-nemo-base-2407",
+            131_072,
+        ),
+    ] {
+        let m = load_model(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!((m.name.as_str(), m.vocab_size), (name, vocab), "{id}");
+        assert_eq!(m.architecture, "MistralForCausalLM", "{id}");
+        // SGLang's MistralForCausalLM is its LlamaForCausalLM: no sliding window.
+        assert_eq!(m.sliding_window, None, "{id}");
+    }
+    // NeMo's heads are 128 wide on a 5120 hidden size (head_dim explicit in its config).
+    let m = load_model("mistralai/Mistral-Nemo-Base-2407").unwrap();
+    assert_eq!((m.hidden_size, m.head_dim, m.num_layers), (5120, 128, 40));
+    let m = load_model("neuralmagic/Mistral-7B-Instruct-v0.3-FP8").unwrap();
+    assert_eq!(m.weights, WeightFormat::Fp8);
+}

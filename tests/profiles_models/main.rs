@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod h200_runs;
 mod hccl;
 mod logged_pools;
 mod new_gpus;
@@ -168,6 +169,21 @@ fn weight_bytes_match_reference() {
         ("llama-3.2-1b", WeightFormat::Bf16, 2.46e9, 0.015),
         // Qwen3's card: Qwen3-4B, 4.0B parameters (tied embedding).
         ("qwen3-4b", WeightFormat::Bf16, 8.0e9, 0.015),
+        // zai-org/GLM-4.5 README: 355B total (GLM-4.5; GLM-4.6 the same stack), 106B
+        // (GLM-4.5-Air); the MTP layer is not counted by servesim.
+        ("glm-4.5", WeightFormat::Bf16, 2.0 * 355e9, 0.015),
+        ("glm-4.5-air", WeightFormat::Bf16, 2.0 * 106e9, 0.015),
+        ("glm-4.6", WeightFormat::Bf16, 2.0 * 355e9, 0.015),
+        // Mistral's Mistral 7B announcement: "a 7.3B parameter model" (v0.3 adds 768 tokens
+        // to the vocabulary); Mistral NeMo's: "a 12B model" (a round figure, so 3%).
+        ("mistral-7b-v0.1", WeightFormat::Bf16, 2.0 * 7.3e9, 0.015),
+        ("mistral-7b-v0.3", WeightFormat::Bf16, 2.0 * 7.3e9, 0.015),
+        (
+            "mistral-nemo-base-2407",
+            WeightFormat::Bf16,
+            2.0 * 12e9,
+            0.03,
+        ),
     ];
     assert_eq!(
         cases.len(),
@@ -210,6 +226,14 @@ fn kv_bytes_per_token_match_reference() {
         ("qwen3-14b", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
         ("llama-3.2-1b", 2.0 * 16.0 * 8.0 * 64.0 * 2.0),
         ("qwen3-4b", 2.0 * 36.0 * 8.0 * 128.0 * 2.0),
+        // GLM-4.5 / 4.6: 92 layers × 8 KV heads × 128; Air: 46 layers (GQA, no MLA).
+        ("glm-4.5", 2.0 * 92.0 * 8.0 * 128.0 * 2.0),
+        ("glm-4.5-air", 2.0 * 46.0 * 8.0 * 128.0 * 2.0),
+        ("glm-4.6", 2.0 * 92.0 * 8.0 * 128.0 * 2.0),
+        // Mistral 7B: 32 layers × 8 KV heads × 128 (no sliding window in SGLang); NeMo: 40.
+        ("mistral-7b-v0.1", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
+        ("mistral-7b-v0.3", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
+        ("mistral-nemo-base-2407", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),
