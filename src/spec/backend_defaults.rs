@@ -8,7 +8,10 @@ fn v(a: u32, b: u32, c: u32) -> Version {
     Version::new(a, b, c)
 }
 
-/// Model families SGLang 0.5.6 sends to FA3 on Hopper.
+/// Model families SGLang 0.5.6 sends to FA3 on Hopper. Gemma-3 is there as
+/// `Gemma3ForConditionalGeneration` only: `is_fa3_default_architecture` lists that name, never
+/// the text-only `Gemma3ForCausalLM` (gemma-3-1b), in every release read (0.4.6 `utils.py`,
+/// 0.5.1 `utils.py`, 0.5.4 / 0.5.8 / 0.5.10 `utils/common.py`), so the 1B takes flashinfer.
 const FA3_ARCHS: &[&str] = &[
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
@@ -17,7 +20,7 @@ const FA3_ARCHS: &[&str] = &[
     "Llama4ForCausalLM",
     "Olmo2ForCausalLM",
     "Gemma2ForCausalLM",
-    "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
     "Glm4MoeForCausalLM",
 ];
 

@@ -54,6 +54,10 @@ bundle!(MODELS, MODEL_DIR = "models":
     "qwen3-14b",
     "llama-3.2-1b",
     "qwen3-4b",
+    "gemma-3-1b-it",
+    "gemma-3-4b-it",
+    "gemma-3-12b-it",
+    "gemma-3-27b-it",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod gemma3;
 mod hccl;
 mod logged_pools;
 mod new_gpus;
@@ -168,6 +169,13 @@ fn weight_bytes_match_reference() {
         ("llama-3.2-1b", WeightFormat::Bf16, 2.46e9, 0.015),
         // Qwen3's card: Qwen3-4B, 4.0B parameters (tied embedding).
         ("qwen3-4b", WeightFormat::Bf16, 8.0e9, 0.015),
+        // Gemma 3 Technical Report (arXiv 2503.19786) Table 1, vision encoder + embedding +
+        // non-embedding parameters: 1B 0 + 302M + 698M, 4B 417M + 675M + 3,209M, 12B 417M +
+        // 1,012M + 10,759M, 27B 417M + 1,416M + 25,600M (tied embedding; norms not counted).
+        ("gemma-3-1b-it", WeightFormat::Bf16, 2.0 * 1.000e9, 0.003),
+        ("gemma-3-4b-it", WeightFormat::Bf16, 2.0 * 4.301e9, 0.003),
+        ("gemma-3-12b-it", WeightFormat::Bf16, 2.0 * 12.188e9, 0.003),
+        ("gemma-3-27b-it", WeightFormat::Bf16, 2.0 * 27.433e9, 0.003),
     ];
     assert_eq!(
         cases.len(),
@@ -210,6 +218,12 @@ fn kv_bytes_per_token_match_reference() {
         ("qwen3-14b", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
         ("llama-3.2-1b", 2.0 * 16.0 * 8.0 * 64.0 * 2.0),
         ("qwen3-4b", 2.0 * 36.0 * 8.0 * 128.0 * 2.0),
+        // Gemma-3: SGLang runs no hybrid SWA pool for it, so every layer, window or not, holds
+        // K and V for every token: 26 × 1 × 256, 34 × 4 × 256, 48 × 8 × 256, 62 × 16 × 128.
+        ("gemma-3-1b-it", 2.0 * 26.0 * 1.0 * 256.0 * 2.0),
+        ("gemma-3-4b-it", 2.0 * 34.0 * 4.0 * 256.0 * 2.0),
+        ("gemma-3-12b-it", 2.0 * 48.0 * 8.0 * 256.0 * 2.0),
+        ("gemma-3-27b-it", 2.0 * 62.0 * 16.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),
@@ -262,6 +276,12 @@ fn hf_configs_match_bundled_models() {
         "deepseek-v3",
         "gpt-oss-20b",
         "llama-3.1-8b",
+        // Written from the sourced values in the YAML headers: the 1B's full config, the 4B's
+        // text_config with only the keys that differ from Gemma3TextConfig's defaults (as the
+        // published multimodal configs give it), the 27B's with its explicit shapes.
+        "gemma-3-1b-it",
+        "gemma-3-4b-it",
+        "gemma-3-27b-it",
     ] {
         let path = fixture(name);
         let bundled = load_model(name).unwrap();
