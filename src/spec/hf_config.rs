@@ -163,6 +163,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         // EAGLE3 heads carry their own reduced-vocabulary LM head.
         draft_vocab_size: cfg.opt_u64("draft_vocab_size")?,
         vision_params: 0,
+        replicated_embedding: false,
         notes: Vec::new(),
     };
     match text_arch {

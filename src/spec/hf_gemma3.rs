@@ -12,7 +12,9 @@
 //!   `config.layer_types`, which the reader honours when the config lists it).
 //! - **MLP.** GELU-tanh gated (`Gemma3MLP`: `gate_up_proj` + `down_proj`, three matrices), no
 //!   biases (`attention_bias` false): the dense shape servesim prices for Llama.
-//! - **Embedding.** Tied to the LM head by default (`tie_word_embeddings` true).
+//! - **Embedding.** Tied to the LM head by default (`tie_word_embeddings` true), and a plain
+//!   `nn.Embedding` (`Gemma3TextScaledWordEmbedding`), not vocab-parallel: replicated on
+//!   every TP rank ([`ModelSpec::replicated_embedding`]).
 //!
 //! The vision tower of the multimodal build is counted in [`super::hf_vision`].
 use super::hf_fields::Config;
@@ -53,6 +55,7 @@ pub(super) fn with_text_defaults(obj: &Map<String, Value>) -> Map<String, Value>
 /// defaults of [`with_text_defaults`]).
 pub(super) fn gemma3(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
     spec.qkv_bias = cfg.bool_or("attention_bias", false)?;
+    spec.replicated_embedding = true;
     spec.intermediate_size = cfg.u64("intermediate_size")?;
     let sliding_layers = match cfg.get("layer_types") {
         Some(v) => v

@@ -3,7 +3,8 @@
 //! the KV pool by hand, and the rules read in the SGLang wheels (0.4.6, 0.5.1, 0.5.4, 0.5.8,
 //! 0.5.10, 0.5.23): one full-length KV pool on every layer (`disable_hybrid_swa_memory` forced
 //! for Gemma-3 in `model_specific_adjustments`, and Gemma-3 in no `is_hybrid_swa_model` list),
-//! FA3 on Hopper for `Gemma3ForConditionalGeneration` only (`is_fa3_default_architecture`).
+//! FA3 on Hopper for `Gemma3ForConditionalGeneration` only (`is_fa3_default_architecture`)
+//! until 0.5.7, for every MHA model from 0.5.8.
 use super::sourced::explain_small_run;
 use servesim::spec::bundled::{load_hardware, load_model};
 use servesim::spec::hf_config::model_from_hf_config;
@@ -225,15 +226,61 @@ fn hf_reader_takes_gemma3_defaults_and_layer_types() {
 
 #[test]
 fn explain_names_the_fallbacks() {
-    // The 1B's flashinfer default has no head_dim-256 rows in the bundled tables, and no table
-    // reaches a 262k-row LM head: --explain says both.
-    let out = explain_small_run("h100-sxm5-80gb", "google/gemma-3-1b-it", "1");
+    // Under 0.5.7 the 1B runs flashinfer, which has no head_dim-256 rows in the bundled tables,
+    // and no table reaches a 262k-row LM head: --explain says both.
+    let (code, out, err) = super::common::servesim(&[
+        "run",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--model",
+        "google/gemma-3-1b-it",
+        "--sglang-version",
+        "0.5.7",
+        "--num-prompts",
+        "20",
+        "--random-input-len",
+        "500",
+        "--random-output-len",
+        "50",
+        "--max-concurrency",
+        "8",
+        "--explain",
+    ]);
+    assert_eq!(code, 0, "{err}");
     assert!(out.contains("attention_backend=flashinfer"), "{out}");
     assert!(out.contains("head_dim 256 (no flashinfer rows)"), "{out}");
     assert!(
         out.contains("lm_head 262144x1152") && out.contains("EXTRAPOLATED"),
         "{out}"
     );
-    let out = explain_small_run("h100-sxm5-80gb", "google/gemma-3-27b-it", "2");
+    // From 0.5.8 (the default here is newer) every MHA model on Hopper runs fa3.
+    let out = explain_small_run("h100-sxm5-80gb", "google/gemma-3-1b-it", "1");
     assert!(out.contains("attention_backend=fa3"), "{out}");
+}
+
+#[test]
+fn sglang_replicates_the_embedding_and_lm_head_over_tp() {
+    // gemma3_causal.py: embed_tokens is a plain nn.Embedding and lm_head = embed_tokens, so at
+    // TP 2 each rank holds the whole 262,208 × 5376 table (vLLM's VocabParallelEmbedding
+    // halves it): per rank, bf16, layers / 2 + embedding + vision / 2.
+    let c = sglang("h100-sxm5-80gb", "gemma-3-27b-it", "0.5.10", |f| {
+        f.tp = Some(2)
+    });
+    let layers = 25_598_361_600.0 / 2.0;
+    let embedding = 1_409_630_208.0;
+    assert_eq!(
+        c.weight_bytes_per_rank,
+        2.0 * (layers + embedding + 423_060_336.0 / 2.0)
+    );
+    let m = load_model("gemma-3-27b-it").unwrap();
+    assert_eq!(m.lm_head_params(2), embedding);
+    let vllm = servesim::spec::engine::model_as_built(servesim::spec::engine::Engine::Vllm, m);
+    assert_eq!(vllm.lm_head_params(2), embedding / 2.0);
+    assert_eq!(
+        vllm.weight_bytes_per_rank(2, WeightFormat::Bf16),
+        2.0 * (layers + embedding / 2.0 + 423_060_336.0 / 2.0)
+    );
+    // The --explain line prices the whole head on each of the 2 ranks.
+    let out = explain_small_run("h100-sxm5-80gb", "google/gemma-3-27b-it", "2");
+    assert!(out.contains("lm_head 262208x5376"), "{out}");
 }
