@@ -99,6 +99,7 @@ impl Scenario {
         let server_flags = file.server.merged(server);
         let client_flags = file.client_base(client).merged(client);
         let engine = engine::engine_for(&server_flags, client_flags.backend.as_deref())?;
+        let model = engine::model_as_built(engine, model);
         let mut server = engine::resolve(engine, &server_flags, &hardware, &model)?;
         let pd = PdConfig::resolve(&file.pd, &server_flags, &hardware, &model)?;
         if pd.is_some() && engine == engine::Engine::Vllm {

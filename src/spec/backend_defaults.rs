@@ -8,7 +8,10 @@ fn v(a: u32, b: u32, c: u32) -> Version {
     Version::new(a, b, c)
 }
 
-/// Model families SGLang 0.5.6 sends to FA3 on Hopper.
+/// Model families SGLang 0.5.6 sends to FA3 on Hopper. Gemma-3 is there as
+/// `Gemma3ForConditionalGeneration` only: `is_fa3_default_architecture` lists that name, never
+/// the text-only `Gemma3ForCausalLM` (gemma-3-1b), in every release read (0.4.6 `utils.py`,
+/// 0.5.1 `utils.py`, 0.5.4 / 0.5.8 / 0.5.10 `utils/common.py`), so the 1B takes flashinfer.
 const FA3_ARCHS: &[&str] = &[
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
@@ -17,7 +20,7 @@ const FA3_ARCHS: &[&str] = &[
     "Llama4ForCausalLM",
     "Olmo2ForCausalLM",
     "Gemma2ForCausalLM",
-    "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
     "Glm4MoeForCausalLM",
 ];
 
@@ -31,8 +34,13 @@ pub fn attention_backend(
     let gpt_oss = model_arch.starts_with("GptOss");
     match arch {
         Arch::Ascend => "ascend",
+        // 0.5.8+: every model on Hopper ("flashinfer 0.6.1 caused performance regression on
+        // Hopper attention kernel ... we choose fa3 as the default backend on Hopper MHA", issue
+        // 17411; server_args.py 0.5.8:1661, 0.5.10:2239; not in 0.5.4/0.5.6/0.5.7).
         Arch::Hopper
-            if version >= v(0, 4, 6) && (is_mla || gpt_oss || FA3_ARCHS.contains(&model_arch)) =>
+            if version >= v(0, 5, 8)
+                || version >= v(0, 4, 6)
+                    && (is_mla || gpt_oss || FA3_ARCHS.contains(&model_arch)) =>
         {
             "fa3"
         }
@@ -84,6 +92,25 @@ mod tests {
         assert_eq!(
             attention_backend(Arch::Ampere, "Qwen3ForCausalLM", false, v),
             "flashinfer"
+        );
+        // Hopper: FA3_ARCHS only before 0.5.8, every model from 0.5.8.
+        assert_eq!(
+            attention_backend(
+                Arch::Hopper,
+                "Gemma3ForCausalLM",
+                false,
+                Version::new(0, 5, 7)
+            ),
+            "flashinfer"
+        );
+        assert_eq!(
+            attention_backend(
+                Arch::Hopper,
+                "Gemma3ForCausalLM",
+                false,
+                Version::new(0, 5, 8)
+            ),
+            "fa3"
         );
         assert_eq!(
             attention_backend(Arch::Ampere, "GptOssForCausalLM", false, v),

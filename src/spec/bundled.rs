@@ -60,6 +60,10 @@ bundle!(MODELS, MODEL_DIR = "models":
     "mistral-7b-v0.1",
     "mistral-7b-v0.3",
     "mistral-nemo-base-2407",
+    "gemma-3-1b-it",
+    "gemma-3-4b-it",
+    "gemma-3-12b-it",
+    "gemma-3-27b-it",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

@@ -171,6 +171,16 @@ pub fn check_flags(engine: Engine, flags: &ServerFlags) -> Result<()> {
 
 /// Resolves the server flags for `engine`: SGLang's `ServerConfig::resolve` or vLLM's
 /// [`super::vllm::resolve`], after refusing the other engine's flags.
+/// `model` as `engine` builds it: vLLM's model files shard every embedding and LM head over
+/// the vocabulary (`VocabParallelEmbedding`, `ParallelLMHead`), so a table SGLang replicates
+/// ([`ModelSpec::replicated_embedding`], Gemma-3) is vocab-parallel there.
+pub fn model_as_built(engine: Engine, mut model: ModelSpec) -> ModelSpec {
+    if engine == Engine::Vllm {
+        model.replicated_embedding = false;
+    }
+    model
+}
+
 pub fn resolve(
     engine: Engine,
     flags: &ServerFlags,

@@ -1,8 +1,9 @@
 //! Reads a Hugging Face `config.json` straight into a [`ModelSpec`], for the architectures
 //! servesim can price: Llama, Mistral, Qwen2, Qwen3 (dense), Qwen3-MoE, Mixtral, MiniMax-M2,
 //! GLM-4.5/4.6/4.7 (`Glm4MoeForCausalLM`),
-//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2) and gpt-oss, and the text decoder of the
-//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE and Kimi-K2.5 (their `text_config`). Defaults
+//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss and Gemma-3, and the text decoder of the
+//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Kimi-K2.5 and Gemma-3 (their `text_config`;
+//! Gemma-3's omitted keys take `Gemma3TextConfig`'s defaults, [`super::hf_gemma3`]). Defaults
 //! follow the `transformers` config classes of those architectures: `head_dim` = hidden /
 //! heads, `num_key_value_heads` = `num_attention_heads`, `tie_word_embeddings` = false.
 //! Things the reader deliberately ignores: RoPE scaling and partial rotary dims, norms
@@ -34,6 +35,8 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM",
     "GptOssForCausalLM",
+    "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
     "Qwen3VLForConditionalGeneration",
     "Qwen3VLMoeForConditionalGeneration",
     "KimiK25ForConditionalGeneration",
@@ -43,12 +46,16 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
 
 /// Multimodal wrappers whose `text_config` is priced as the text architecture named here
 /// (SGLang's `qwen3_vl.py` builds a `Qwen3LLMModel`, `qwen3_vl_moe.py` a Qwen3-MoE model,
-/// `kimi_k25.py` a `DeepseekV3ForCausalLM`).
+/// `kimi_k25.py` a `DeepseekV3ForCausalLM`, `gemma3_mm.py` a `Gemma3ForCausalLM`).
 const WRAPPERS: &[(&str, &str)] = &[
+    ("Gemma3ForConditionalGeneration", "Gemma3ForCausalLM"),
     ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
     ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
     ("KimiK25ForConditionalGeneration", "DeepseekV3ForCausalLM"),
 ];
+
+/// Gemma-3's text architecture, whose omitted config keys take `Gemma3TextConfig`'s defaults.
+const GEMMA3: &str = "Gemma3ForCausalLM";
 
 /// Parses `text` (the contents of a `config.json`; `origin` names it in errors and supplies the
 /// model name when `_name_or_path` is absent) into a validated [`ModelSpec`].
@@ -73,14 +80,24 @@ pub fn model_from_hf_config(text: &str, origin: &Path) -> Result<ModelSpec> {
         .find(|(w, _)| *w == architecture)
         .map(|(_, t)| *t);
     let spec = match text_arch {
+        None if architecture == GEMMA3 => {
+            let filled = super::hf_gemma3::with_text_defaults(obj);
+            let cfg = Config {
+                obj: &filled,
+                outer: None,
+                source: top.source.clone(),
+            };
+            build(&cfg, &architecture, &architecture, origin)?
+        }
         None => build(&top, &architecture, &architecture, origin)?,
         Some(text_arch) => {
             let inner = top
                 .get("text_config")
                 .and_then(Value::as_object)
                 .ok_or_else(|| top.missing("text_config"))?;
+            let filled = (text_arch == GEMMA3).then(|| super::hf_gemma3::with_text_defaults(inner));
             let cfg = Config {
-                obj: inner,
+                obj: filled.as_ref().unwrap_or(inner),
                 outer: Some(obj),
                 source: format!("{} (text_config)", top.source),
             };
@@ -89,7 +106,8 @@ pub fn model_from_hf_config(text: &str, origin: &Path) -> Result<ModelSpec> {
             let name = top.get("_name_or_path").and_then(Value::as_str);
             spec.name = model_name(name, origin);
             spec.hf_id = name.filter(|s| looks_like_hub_id(s)).map(str::to_string);
-            let (vision, note) = super::hf_vision::vision_params(&top, &architecture)?;
+            let (vision, note) =
+                super::hf_vision::vision_params(&top, &architecture, spec.hidden_size)?;
             spec.vision_params = vision;
             spec.notes.extend(note);
             spec
@@ -145,6 +163,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         // EAGLE3 heads carry their own reduced-vocabulary LM head.
         draft_vocab_size: cfg.opt_u64("draft_vocab_size")?,
         vision_params: 0,
+        replicated_embedding: false,
         notes: Vec::new(),
     };
     match text_arch {
@@ -153,6 +172,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         "GptOssForCausalLM" => hf_arch::gpt_oss(cfg, &mut spec)?,
         "MixtralForCausalLM" | "MiniMaxM2ForCausalLM" => hf_arch::mixtral(cfg, &mut spec)?,
         "Glm4MoeForCausalLM" => hf_arch::glm4_moe(cfg, &mut spec)?,
+        GEMMA3 => super::hf_gemma3::gemma3(cfg, &mut spec)?,
         _ => {
             // Qwen2 always has q/k/v biases; Llama, Mistral and Qwen3 only if
             // `attention_bias` says so.

@@ -159,6 +159,13 @@ pub struct ModelSpec {
     /// TP ranks as SGLang's column/row-parallel vision layers are), never run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub vision_params: u64,
+    /// SGLang builds the input embedding as a plain `nn.Embedding`, not vocab-parallel, and ties
+    /// the LM head to it (Gemma-3: `gemma3_causal.py` `Gemma3TextScaledWordEmbedding`, 0.4.6–
+    /// 0.5.23): at TP > 1 every rank holds the whole table and computes every logit. vLLM
+    /// shards both (`VocabParallelEmbedding`), so its engine clears this
+    /// ([`super::engine::model_as_built`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replicated_embedding: bool,
     /// What the config reader left out or assumed, printed with every run of the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -429,10 +436,20 @@ impl ModelSpec {
         }
     }
 
-    /// Per-rank parameters of the LM head (vocab-parallel).
+    /// Ranks the embedding and LM head rows are split over: `tp` (vocab-parallel), or 1 when
+    /// every rank holds them whole ([`Self::replicated_embedding`]).
+    pub fn vocab_shards(&self, tp: u64) -> f64 {
+        if self.replicated_embedding {
+            1.0
+        } else {
+            tp.max(1) as f64
+        }
+    }
+
+    /// Per-rank parameters of the LM head (vocab-parallel unless replicated).
     pub fn lm_head_params(&self, tp: u64) -> f64 {
         let vocab = self.draft_vocab_size.unwrap_or(self.vocab_size);
-        (vocab * self.hidden_size) as f64 / tp.max(1) as f64
+        (vocab * self.hidden_size) as f64 / self.vocab_shards(tp)
     }
 
     /// Weight bytes held by one rank (embedding and LM head in bf16; embedding vocab-parallel).
@@ -449,7 +466,7 @@ impl ModelSpec {
             bytes += moe_layers * (linear(&sparse) * linear_b + sparse.router * 2.0);
             bytes += moe_layers * m.num_experts as f64 * sparse.expert * expert_b;
         }
-        bytes += (self.vocab_size * self.hidden_size) as f64 / tp.max(1) as f64 * 2.0; // embedding
+        bytes += (self.vocab_size * self.hidden_size) as f64 / self.vocab_shards(tp) * 2.0; // embedding
         bytes += self.vision_params as f64 / tp.max(1) as f64 * 2.0;
         if !self.tie_word_embeddings {
             bytes += self.lm_head_params(tp) * 2.0; // separate LM head

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "../common/mod.rs"]
 mod common;
+mod gemma3;
 mod h200_runs;
 mod hccl;
 mod logged_pools;
@@ -184,6 +185,13 @@ fn weight_bytes_match_reference() {
             2.0 * 12e9,
             0.03,
         ),
+        // Gemma 3 Technical Report (arXiv 2503.19786) Table 1, vision encoder + embedding +
+        // non-embedding parameters: 1B 0 + 302M + 698M, 4B 417M + 675M + 3,209M, 12B 417M +
+        // 1,012M + 10,759M, 27B 417M + 1,416M + 25,600M (tied embedding; norms not counted).
+        ("gemma-3-1b-it", WeightFormat::Bf16, 2.0 * 1.000e9, 0.003),
+        ("gemma-3-4b-it", WeightFormat::Bf16, 2.0 * 4.301e9, 0.003),
+        ("gemma-3-12b-it", WeightFormat::Bf16, 2.0 * 12.188e9, 0.003),
+        ("gemma-3-27b-it", WeightFormat::Bf16, 2.0 * 27.433e9, 0.003),
     ];
     assert_eq!(
         cases.len(),
@@ -234,6 +242,12 @@ fn kv_bytes_per_token_match_reference() {
         ("mistral-7b-v0.1", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
         ("mistral-7b-v0.3", 2.0 * 32.0 * 8.0 * 128.0 * 2.0),
         ("mistral-nemo-base-2407", 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
+        // Gemma-3: SGLang runs no hybrid SWA pool for it, so every layer, window or not, holds
+        // K and V for every token: 26 × 1 × 256, 34 × 4 × 256, 48 × 8 × 256, 62 × 16 × 128.
+        ("gemma-3-1b-it", 2.0 * 26.0 * 1.0 * 256.0 * 2.0),
+        ("gemma-3-4b-it", 2.0 * 34.0 * 4.0 * 256.0 * 2.0),
+        ("gemma-3-12b-it", 2.0 * 48.0 * 8.0 * 256.0 * 2.0),
+        ("gemma-3-27b-it", 2.0 * 62.0 * 16.0 * 128.0 * 2.0),
     ];
     assert_eq!(
         cases.len(),
@@ -286,6 +300,12 @@ fn hf_configs_match_bundled_models() {
         "deepseek-v3",
         "gpt-oss-20b",
         "llama-3.1-8b",
+        // Written from the sourced values in the YAML headers: the 1B's full config, the 4B's
+        // text_config with only the keys that differ from Gemma3TextConfig's defaults (as the
+        // published multimodal configs give it), the 27B's with its explicit shapes.
+        "gemma-3-1b-it",
+        "gemma-3-4b-it",
+        "gemma-3-27b-it",
     ] {
         let path = fixture(name);
         let bundled = load_model(name).unwrap();

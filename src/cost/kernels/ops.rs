@@ -100,11 +100,11 @@ pub fn moe_dense(model: &ModelSpec, tp: u64) -> Vec<GemmShape> {
     v
 }
 
-/// The vocab-parallel LM head.
+/// The LM head: vocab-parallel, or whole on every rank ([`ModelSpec::replicated_embedding`]).
 pub fn lm_head(model: &ModelSpec, tp: u64) -> GemmShape {
     GemmShape {
         name: "lm_head",
-        n: model.vocab_size as f64 / tp.max(1) as f64,
+        n: model.vocab_size as f64 / model.vocab_shards(tp),
         k: model.hidden_size as f64,
         bf16: true,
     }
