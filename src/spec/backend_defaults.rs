@@ -21,6 +21,9 @@ const FA3_ARCHS: &[&str] = &[
     "Glm4MoeForCausalLM",
 ];
 
+/// Llama 4's multimodal wrapper, the architecture its checkpoints name.
+const LLAMA4: &str = "Llama4ForConditionalGeneration";
+
 /// SGLang's default attention backend for this hardware and model.
 pub fn attention_backend(
     arch: Arch,
@@ -31,6 +34,13 @@ pub fn attention_backend(
     let gpt_oss = model_arch.starts_with("GptOss");
     match arch {
         Arch::Ascend => "ascend",
+        // Llama 4's own branch (`model_specific_adjustments`, 0.5.6+ wheels): trtllm_mha on
+        // sm100, fa3 on sm90, triton elsewhere on CUDA. Releases before 0.5.6 assert that the
+        // flag names one of those (0.5.1: fa3 or aiter), so a real run gave it; the same
+        // choice is taken there.
+        Arch::Blackwell if model_arch == LLAMA4 => "trtllm_mha",
+        Arch::Hopper if model_arch == LLAMA4 => "fa3",
+        _ if model_arch == LLAMA4 => "triton",
         Arch::Hopper
             if version >= v(0, 4, 6) && (is_mla || gpt_oss || FA3_ARCHS.contains(&model_arch)) =>
         {

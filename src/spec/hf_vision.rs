@@ -12,6 +12,10 @@ pub(super) fn vision_params(top: &Config, architecture: &str) -> Result<(u64, Op
     if architecture.starts_with("Qwen3VL") {
         return Ok((qwen3_vl(top)?, None));
     }
+    if architecture == "Llama4ForConditionalGeneration" {
+        // Not loaded at all without --enable-multimodal (`super::hf_llama4`).
+        return Ok((0, None));
+    }
     let note = format!(
         "{architecture}: the vision tower's weights are not counted in weight memory (its \
          config does not give every size); the text decoder is priced for text-only requests"

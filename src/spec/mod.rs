@@ -16,6 +16,7 @@ pub mod hardware_backend;
 pub mod hf_arch;
 pub mod hf_config;
 pub mod hf_fields;
+pub mod hf_llama4;
 pub mod hf_quant;
 pub mod hf_refuse;
 pub mod hf_vision;

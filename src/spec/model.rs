@@ -77,13 +77,36 @@ impl KvDtype {
     }
 }
 
-/// Sliding-window attention on some layers (gpt-oss alternates full and 128-token windows).
+/// Local attention on some layers: a sliding window (gpt-oss alternates full and 128-token
+/// windows) or Llama 4's chunked local attention.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlidingWindow {
     pub window_tokens: u64,
     /// How many of the layers use the window.
     pub layers: u64,
+    /// Which keys a query at position p attends.
+    #[serde(default, skip_serializing_if = "WindowKind::is_sliding")]
+    pub kind: WindowKind,
+}
+
+/// The shape of a local-attention layer's key range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowKind {
+    /// Keys max(0, p − W + 1) ..= p: min(p + 1, W) of them.
+    #[default]
+    Sliding,
+    /// Llama 4's `attention_chunk_size` C: keys ⌊p / C⌋·C ..= p, (p mod C) + 1 of them
+    /// (SGLang fa3's `local_attn_metadata`). Never more than min(p + 1, C), which is what the
+    /// cost backends price (`cost::window`).
+    Chunked,
+}
+
+impl WindowKind {
+    pub fn is_sliding(&self) -> bool {
+        *self == WindowKind::Sliding
+    }
 }
 
 /// Mixture of experts.
@@ -96,7 +119,10 @@ pub struct Moe {
     /// Width of the always-on shared expert(s) in total; 0 when none.
     #[serde(default)]
     pub shared_expert_intermediate_size: u64,
-    /// The first `dense_layers` layers use a dense MLP of `intermediate_size` instead.
+    /// How many layers use a dense MLP of `intermediate_size` instead: the first ones
+    /// (DeepSeek's `first_k_dense_replace`) or interleaved (Llama 4 Maverick's every other
+    /// layer). Only the count is priced; [`ModelSpec::layer_params`] takes layer 0 as the
+    /// dense representative whenever this is > 0.
     #[serde(default)]
     pub dense_layers: u64,
     /// gpt-oss style experts with biases and a fused gate/up (no change in size; recorded).

@@ -365,4 +365,5 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
 }
 
 mod gpt_oss;
+mod llama4;
 mod sglang_mxfp4_sm80;

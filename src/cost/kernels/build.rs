@@ -496,14 +496,9 @@ impl KernelCost {
             num_layers: model.num_layers as f64,
             dense_layers: (model.num_layers - model.moe_layers()) as f64,
             moe_layers: model.moe_layers() as f64,
-            windowed_layers: model
-                .sliding_window
-                .as_ref()
-                .map_or(0.0, |w| w.layers as f64),
-            window: model
-                .sliding_window
-                .as_ref()
-                .map(|w| w.window_tokens as f64),
+            windowed_layers: crate::cost::window::applied(model, server)
+                .map_or(0.0, |(_, l)| l as f64),
+            window: crate::cost::window::applied(model, server).map(|(w, _)| w as f64),
             window_prefix_only: crate::cost::window::extend_clips_prefix_only(server),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),

@@ -154,14 +154,8 @@ impl Roofline {
             attn_flops_per_pair,
             decode_attn_flops_per_pair,
             kv_bytes_per_token_layer,
-            window_tokens: model
-                .sliding_window
-                .as_ref()
-                .map(|s| s.window_tokens as f64),
-            windowed_layers: model
-                .sliding_window
-                .as_ref()
-                .map_or(0.0, |s| s.layers as f64),
+            window_tokens: super::window::applied(model, server).map(|(w, _)| w as f64),
+            windowed_layers: super::window::applied(model, server).map_or(0.0, |(_, l)| l as f64),
             window_prefix_only: super::window::extend_clips_prefix_only(server),
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),

@@ -14,7 +14,7 @@ pub use config::VllmConfig;
 use super::hybrid_kv::VllmHybridKv;
 
 use super::hardware::{Arch, HardwareProfile};
-use super::model::{KvDtype, ModelSpec, WeightFormat};
+use super::model::{KvDtype, ModelSpec, WeightFormat, WindowKind};
 use super::server::{LoadBalanceMethod, SchedulePolicy, ServerConfig, ServerFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
@@ -187,6 +187,23 @@ pub fn resolve(
             format!(
                 "vLLM on Ascend (vllm-ascend) is not modelled; {} needs --engine sglang",
                 hw.name
+            ),
+        ));
+    }
+    if model
+        .sliding_window
+        .as_ref()
+        .is_some_and(|w| w.kind == WindowKind::Chunked)
+    {
+        // vLLM keeps chunked layers in their own KV group kind (`ChunkedLocalAttentionSpec`,
+        // `ChunkedLocalAttentionManager`), neither of the two kinds `hybrid_kv` models.
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "{}: vLLM's chunked local-attention KV groups are not modelled; use --engine \
+                 sglang",
+                model.name
             ),
         ));
     }
