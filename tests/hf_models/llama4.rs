@@ -163,3 +163,62 @@ fn explain_runs_price_the_chunked_layers_on_the_default_backends() {
         assert!(out.contains("--- explain"), "{out}");
     }
 }
+
+#[test]
+fn odd_llama4_configs_read_or_fail_in_one_line() {
+    use servesim::spec::hf_config::model_from_hf_config;
+    use std::path::Path;
+    let base = std::fs::read_to_string(super::hf_path(MAVERICK)).unwrap();
+    let read = |from: &str, to: &str| {
+        assert!(base.contains(from), "{from}");
+        model_from_hf_config(&base.replace(from, to), Path::new("c.json"))
+    };
+    // Step 0: every layer MoE when there are experts (`_is_moe_layer`).
+    let m = read(
+        "\"interleave_moe_layer_step\": 2",
+        "\"interleave_moe_layer_step\": 0",
+    )
+    .unwrap();
+    assert_eq!(m.moe.unwrap().dense_layers, 0);
+    // A step beyond the layer count: no MoE layer, a dense model of intermediate_size_mlp.
+    let m = read(
+        "\"interleave_moe_layer_step\": 2",
+        "\"interleave_moe_layer_step\": 99",
+    )
+    .unwrap();
+    assert!(m.moe.is_none());
+    assert_eq!(m.intermediate_size, 16_384);
+    // No chunk: no local attention.
+    let m = read(
+        "\"attention_chunk_size\": 8192",
+        "\"attention_chunk_size\": 0",
+    )
+    .unwrap();
+    assert!(m.sliding_window.is_none());
+    // Missing or zero sizes fail in one line naming the field.
+    for (from, to, field) in [
+        (
+            "\"attention_chunk_size\": 8192,",
+            "",
+            "attention_chunk_size",
+        ),
+        (
+            "\"num_local_experts\": 128",
+            "\"num_local_experts\": 0",
+            "num_local_experts",
+        ),
+        (
+            "\"intermediate_size_mlp\": 16384,",
+            "",
+            "intermediate_size_mlp",
+        ),
+        (
+            "\"num_experts_per_tok\": 1",
+            "\"num_experts_per_tok\": 129",
+            "experts_per_token",
+        ),
+    ] {
+        let e = read(from, to).unwrap_err().to_string();
+        assert!(e.contains(field) && !e.contains('\n'), "{field}: {e}");
+    }
+}
