@@ -37,6 +37,20 @@ fn scout_and_maverick_match_metas_stated_sizes() {
 }
 
 #[test]
+fn scout_weights_per_rank_at_tp8_by_hand() {
+    // One layer on one of 8 ranks: q and o 5120·5120/8 each, k and v 2·5120·128 (8 KV heads,
+    // one per rank) = 7,864,320; shared expert 3·5120·8192/8 = 15,728,640; 16 routed experts
+    // of the same = 251,658,240; the replicated router 5120·16 = 81,920: 275,333,120 a layer,
+    // × 48 = 13,215,989,760; embedding and LM head vocab-parallel 2 · 202048·5120/8 =
+    // 258,621,440. In bf16: 2 × 13,474,611,200 B.
+    let scout = parse(SCOUT);
+    assert_eq!(
+        scout.weight_bytes_per_rank(8, WeightFormat::Bf16),
+        2.0 * 13_474_611_200.0
+    );
+}
+
+#[test]
 fn layer_layout_is_the_one_llama4_py_builds() {
     for (file, dense, experts, ctx) in [(SCOUT, 0, 16, 10_485_760), (MAVERICK, 24, 128, 1_048_576)]
     {
