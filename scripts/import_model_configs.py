@@ -35,8 +35,8 @@ WHEEL_0_10_SHA256 = "4abed631f3a6eef9b74cefb8f0a23f90bce467c2e2fc52ae76519a2b27b
 # <org>--<name>, as the wheel names them. Not copied: models a bundled YAML already covers
 # (Qwen3-8B/32B/30B-A3B/235B-A22B/Coder-480B and their FP8 builds, Llama-3.1-8B/70B, gpt-oss,
 # DeepSeek-V3), architectures servesim refuses (hybrid linear attention, Mamba, DSA, ...), and
-# checkpoints in a weight format servesim does not price (NVFP4 `modelopt`; Kimi-K2.5's int4
-# W4A16 compressed-tensors experts).
+# checkpoints in a weight format servesim does not price (NVFP4 `modelopt`). Kimi-K2.5's int4
+# W4A16 experts are priced (src/spec/hf_quant.rs, src/cost/mxfp4.rs).
 CONFIGS = [
     "MiniMaxAI--MiniMax-M2.5",
     "MiniMaxAI--MiniMax-M2.7",
@@ -54,6 +54,7 @@ CONFIGS = [
     "mistralai--Mixtral-8x7B-v0.1",
     "mistralai--Mixtral-8x22B-v0.1",
     "moonshotai--Kimi-K2-Instruct",
+    "moonshotai--Kimi-K2.5",
 ]
 
 # From aiconfigurator 0.7.0 (base checkpoints; their Instruct builds share the architecture and

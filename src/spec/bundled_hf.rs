@@ -35,6 +35,7 @@ bundle_hf!(
     "mistralai--Mixtral-8x7B-v0.1",
     "mistralai--Mixtral-8x22B-v0.1",
     "moonshotai--Kimi-K2-Instruct",
+    "moonshotai--Kimi-K2.5",
     "Qwen--Qwen2.5-1.5B",
     "Qwen--Qwen2.5-7B",
     "Qwen--Qwen2.5-32B",

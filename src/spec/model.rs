@@ -16,16 +16,22 @@ pub enum WeightFormat {
     W8a8Int8,
     /// MXFP4 on MoE expert weights only (e2m1 + e8m0 scale per 32: 4.25 bits); rest bf16.
     Mxfp4,
+    /// INT4 weight-only (W4A16) on routed-expert weights only: symmetric int4 with one bf16
+    /// scale per group of 32 (4.5 bits); rest bf16 (compressed-tensors `pack-quantized` with
+    /// attention, shared experts and dense MLPs ignored: Kimi-K2.5). SGLang runs the experts
+    /// with its Marlin W4A16 fused MoE (`cost::mxfp4`).
+    W4a16Int4,
 }
 
 impl WeightFormat {
-    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4";
+    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4, w4a16_int4";
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().replace('-', "_").as_str() {
             "bf16" | "bfloat16" | "fp16" | "auto" | "none" => Some(Self::Bf16),
             "fp8" | "fp8_block" => Some(Self::Fp8),
             "w8a8_int8" | "int8" | "w8a8" => Some(Self::W8a8Int8),
             "mxfp4" => Some(Self::Mxfp4),
+            "w4a16_int4" => Some(Self::W4a16Int4),
             _ => None,
         }
     }
@@ -36,6 +42,7 @@ impl WeightFormat {
             Self::Fp8 => "fp8",
             Self::W8a8Int8 => "w8a8_int8",
             Self::Mxfp4 => "mxfp4",
+            Self::W4a16Int4 => "w4a16_int4",
         }
     }
     /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
@@ -56,6 +63,7 @@ impl WeightFormat {
             Self::Fp8 => (1.0 + 4.0 / 16384.0, 1.0 + 4.0 / 16384.0),
             Self::W8a8Int8 => (1.0 + 4.0 / 4096.0, 1.0 + 4.0 / 4096.0),
             Self::Mxfp4 => (2.0, 4.25 / 8.0),
+            Self::W4a16Int4 => (2.0, 4.5 / 8.0),
         }
     }
 }

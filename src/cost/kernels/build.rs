@@ -18,7 +18,7 @@ fn s(v: impl ToString) -> String {
 /// GEMM table dtypes to try for the checkpoint's linear layers, best first.
 fn gemm_dtypes(w: WeightFormat) -> &'static [&'static str] {
     match w {
-        WeightFormat::Bf16 | WeightFormat::Mxfp4 => &["bf16"],
+        WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => &["bf16"],
         // SGLang runs FP8 checkpoints (DeepSeek, Qwen3-FP8) with 128×128 block scales.
         WeightFormat::Fp8 => &["fp8_block", "fp8"],
         WeightFormat::W8a8Int8 => &[],
@@ -32,7 +32,8 @@ fn moe_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static
         WeightFormat::Bf16 => &["bf16"],
         WeightFormat::Fp8 => &["fp8_block"],
         WeightFormat::Mxfp4 => crate::cost::mxfp4::moe_table_dtypes(hw, server),
-        WeightFormat::W8a8Int8 => &[],
+        // No measured int4 MoE rows: the roofline of SGLang's Marlin kernel (`cost::mxfp4`).
+        WeightFormat::W8a8Int8 | WeightFormat::W4a16Int4 => &[],
     }
 }
 

@@ -104,7 +104,7 @@ impl Roofline {
         let linear_compute = match server.weight_format {
             WeightFormat::Fp8 => ComputeType::Fp8,
             WeightFormat::W8a8Int8 => ComputeType::Int8,
-            WeightFormat::Bf16 | WeightFormat::Mxfp4 => ComputeType::Bf16,
+            WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => ComputeType::Bf16,
         };
         let nh_r = model.q_heads_per_rank(server.attn_tp);
         let (attn_flops_per_pair, decode_attn_flops_per_pair) = match &model.mla {
@@ -147,7 +147,11 @@ impl Roofline {
             linear_bytes_per_param: lin_b,
             expert_bytes_per_param: exp_b,
             linear_compute,
-            expert_is_mxfp4: server.weight_format == WeightFormat::Mxfp4,
+            // 4-bit experts (MXFP4, int4) are dequantised to bf16 for the tensor cores.
+            expert_is_mxfp4: matches!(
+                server.weight_format,
+                WeightFormat::Mxfp4 | WeightFormat::W4a16Int4
+            ),
             mxfp4: super::mxfp4::kernel(hw, server),
             mxfp4_rates: super::mxfp4::kernel(hw, server).map(|k| k.rates(hw)),
             lm_head_params: model.lm_head_params(tp),

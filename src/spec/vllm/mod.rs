@@ -218,6 +218,16 @@ pub fn resolve(
         ));
     }
     let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
+    if weight_format == WeightFormat::W4a16Int4 {
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "{}: vLLM's int4 W4A16 MoE path is not modelled; use --engine sglang",
+                model.name
+            ),
+        ));
+    }
     let kv_dtype = kv_dtype(flags.kv_cache_dtype.as_deref(), model)?;
     let device = format!("{} {}", hw.name, hw.description);
     let total_bytes = hw.memory.reported_total_mib * MIB;
