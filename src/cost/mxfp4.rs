@@ -1,4 +1,5 @@
-//! Which kernel runs MXFP4 (gpt-oss) routed experts, per engine × GPU, and the efficiencies
+//! Which kernel runs 4-bit routed experts (MXFP4 gpt-oss; int4 W4A16 Kimi-K2.5 under SGLang's
+//! Marlin fused MoE, [`Mxfp4Kernel::SglangMarlinInt4`]), per engine × GPU, and the efficiencies
 //! the roofline prices it with where no measured MoE table row exists (A100: AIConfigurator
 //! measured no MXFP4 MoE there; the H100/H200/B200 tables hold `mxfp4` rows and price it).
 //!

@@ -160,7 +160,8 @@ impl ServerConfig {
             model.check_tp(attn_tp)?;
         }
         let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
-        if weight_format == WeightFormat::W4a16Int4 && !matches!(hw.arch, Arch::Ampere | Arch::Hopper)
+        if weight_format == WeightFormat::W4a16Int4
+            && !matches!(hw.arch, Arch::Ampere | Arch::Hopper)
         {
             // SGLang's Marlin W4A16 MoE is priced from sm80 / sm90 rates only (`cost::mxfp4`).
             return Err(Error::invalid(

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 #[path = "../common/mod.rs"]
 mod common;
 mod downstream;
+mod kimi_k25;
 mod llama4;
 mod names;
 mod refusals;
