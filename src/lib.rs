@@ -110,7 +110,8 @@
 //!   builds, a `-FP8` suffix), the bundled config.json files `spec::bundled_hf`;
 //! - a Hugging Face config.json read: `spec::hf_config` (entry, multimodal wrappers),
 //!   `spec::hf_arch` (per-architecture layer rules; Gemma-3's defaults, window layers and
-//!   replicated embedding in `spec::hf_gemma3`), `spec::hf_quant` (weight formats),
+//!   replicated embedding in `spec::hf_gemma3`; Llama 4's chunked attention and interleaved
+//!   MoE in `spec::hf_llama4`), `spec::hf_quant` (weight formats),
 //!   `spec::hf_refuse` (architectures refused, with the mechanism), `spec::hf_vision` (vision
 //!   towers in weight memory); a ShareGPT table borrowed by a model without its own:
 //!   `client::dataset::sharegpt_table::borrowed_table_note`;

@@ -1,4 +1,5 @@
-//! Which kernel runs MXFP4 (gpt-oss) routed experts, per engine × GPU, and the efficiencies
+//! Which kernel runs 4-bit routed experts (MXFP4 gpt-oss; int4 W4A16 Kimi-K2.5 under SGLang's
+//! Marlin fused MoE, [`Mxfp4Kernel::SglangMarlinInt4`]), per engine × GPU, and the efficiencies
 //! the roofline prices it with where no measured MoE table row exists (A100: AIConfigurator
 //! measured no MXFP4 MoE there; the H100/H200/B200 tables hold `mxfp4` rows and price it).
 //!
@@ -243,10 +244,22 @@ pub enum Mxfp4Kernel {
     VllmMarlin,
     /// vLLM's native MXFP4 kernels (sm90+): the grouped-GEMM efficiency.
     VllmNative,
+    /// SGLang's Marlin W4A16 fused MoE over int4 group-32 experts (`WeightFormat::W4a16Int4`,
+    /// Kimi-K2.5): `CompressedTensorsWNA16MoE` repacks them for Marlin
+    /// (`gptq_marlin_moe_repack`) and runs `fused_marlin_moe`
+    /// (`layers/quantization/compressed_tensors/schemes/compressed_tensors_wNa16_moe.py`,
+    /// 0.5.14 l. 441–465): the same Marlin MoE template as vLLM's MXFP4 path (sgl-kernel's
+    /// `moe_wna16_marlin_gemm`, ported from vLLM), so it takes [`Self::VllmMarlin`]'s bounds
+    /// (an int4 tile's dequant is a shift and a multiply, no costlier than e2m1's). sm80 / sm90
+    /// only: no Marlin rate was derived for sm100 (refused there, `spec::server`).
+    SglangMarlinInt4,
 }
 
 /// The kernel running this server's routed experts, `None` unless they are MXFP4.
 pub fn kernel(hw: &HardwareProfile, server: &ServerConfig) -> Option<Mxfp4Kernel> {
+    if server.weight_format == WeightFormat::W4a16Int4 {
+        return Some(Mxfp4Kernel::SglangMarlinInt4);
+    }
     if server.weight_format != WeightFormat::Mxfp4 {
         return None;
     }
@@ -303,7 +316,7 @@ impl Mxfp4Kernel {
                 memory_mult: e.mxfp4_memory,
                 half_tokens: e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens),
             },
-            Mxfp4Kernel::VllmMarlin => ExpertRates {
+            Mxfp4Kernel::VllmMarlin | Mxfp4Kernel::SglangMarlinInt4 => ExpertRates {
                 peak_eff: marlin_peak_fraction(hw).min(e.gemm),
                 memory_mult: marlin_memory_mult(hw),
                 half_tokens: e.gemm_half_tokens,
@@ -356,6 +369,14 @@ impl Mxfp4Kernel {
             Mxfp4Kernel::VllmNative => format!(
                 "MXFP4 experts: vLLM's native MXFP4 MoE, no table row: moe_gemm {:.3}",
                 r.peak_eff
+            ),
+            Mxfp4Kernel::SglangMarlinInt4 => format!(
+                "int4 W4A16 experts (group 32): SGLang's fused_marlin_moe (compressed-tensors WNA16), priced with vLLM Marlin's bounds carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.5-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+                sm_clock_source(hw),
+                r.peak_eff,
+                r.half_tokens,
+                hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
+                r.memory_mult
             ),
         }
     }

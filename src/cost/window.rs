@@ -16,8 +16,37 @@
 //!   0.5.1, 0.5.4.post2 and 0.5.13.post1 wheels): work Σ extend · (min(prefix, window) +
 //!   extend / 2) ([`BatchShape::prefill_attn_work_window_prefix`]). A 2000-token prompt's
 //!   window layer costs 2000² / 2 = 2.0M pairs there instead of 2000 · 128 = 0.26M.
+//!
+//! Llama 4's chunked local attention (`WindowKind::Chunked`, chunk C) attends (p mod C) + 1
+//! keys at position p, which is not monotone in p. Only SGLang's fa3 backend applies it
+//! (`flashattention_backend.py`: `use_local_attn` when the model has `attention_chunk_size`
+//! and the layer `use_irope`; it splits each request into C-token virtual batches,
+//! `make_local_attention_virtual_batches`). Its work is therefore at most min(p + 1, C) keys
+//! per query, exactly that up to p = C, and it is priced as a C-token window: an upper bound
+//! past C (by (p mod C) + 1 vs C: on average about half the chunk for a long decode), but
+//! monotone in context, as the physics requires. SGLang's triton and trtllm_mha backends
+//! (triton off Hopper, trtllm_mha the Llama 4 default on sm100) never read `use_irope`: their
+//! layers get no window (`RadixAttention.sliding_window_size` stays −1, llama4.py passes
+//! none), so every layer is priced as full causal attention there ([`applied`]).
 use super::BatchShape;
+use crate::spec::model::{ModelSpec, WindowKind};
 use crate::spec::server::ServerConfig;
+
+/// (window tokens, layers) of the local attention `server`'s attention kernel actually
+/// applies to `model`: a sliding window always; a chunked window only under SGLang's fa3.
+pub fn applied(model: &ModelSpec, server: &ServerConfig) -> Option<(u64, u64)> {
+    let w = model.sliding_window.as_ref()?;
+    let on = match w.kind {
+        WindowKind::Sliding => true,
+        WindowKind::Chunked => server.vllm.is_none() && server.attention_backend == "fa3",
+    };
+    on.then_some((w.window_tokens, w.layers))
+}
+
+/// The window tokens of [`applied`], for the batch shapes' windowed work.
+pub fn applied_tokens(model: &ModelSpec, server: &ServerConfig) -> Option<u64> {
+    applied(model, server).map(|(w, _)| w)
+}
 
 /// The server's prefill attention kernel computes the extend triangle of sliding-window
 /// layers in full (SGLang's triton backend).

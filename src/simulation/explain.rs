@@ -72,7 +72,7 @@ pub fn spec_shape(sc: &Scenario, spec: &StepSpec) -> BatchShape {
     if !spec.prefill {
         return decode_shape(sc, spec.reqs, spec.tokens);
     }
-    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let window = crate::cost::window::applied_tokens(&sc.model, &sc.server);
     let mut one = BatchShape::default();
     one.add_prefill(spec.tokens, 0, window);
     // B identical requests: B times one request's sums (O(1) in B).
@@ -105,7 +105,7 @@ pub fn representative_shapes(sc: &Scenario, out: &RunOutput) -> (BatchShape, Bat
         .chunked_prefill_size
         .unwrap_or(sc.server.max_prefill_tokens)
         .max(1) as f64;
-    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let window = crate::cost::window::applied_tokens(&sc.model, &sc.server);
     let mut prefill = BatchShape::default();
     if mean_in >= chunk {
         prefill.add_prefill(chunk as u64, 0, window);

@@ -436,7 +436,7 @@ fn client_plan(sc: &Scenario) -> Result<ClientPlan> {
 
 /// One unified (colocated) server: `dp` replicas behind the router, or DP-attention ranks.
 fn unified(sc: &Scenario, input: &SimInput) -> Result<crate::engine::sim::SimOutput> {
-    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
+    let window = crate::cost::window::applied_tokens(&sc.model, &sc.server);
     let scheds = (0..sc.server.dp)
         .map(|r| {
             let mut s = EngineScheduler::new(&sc.server, window);

@@ -17,8 +17,8 @@ fn side_cost(sc: &Scenario, side: &PdSide) -> Result<Box<dyn StepCost>> {
 
 /// Simulates `input` on the PD deployment `pd` of scenario `sc`.
 pub fn simulate(sc: &Scenario, pd: &PdConfig, input: &SimInput) -> Result<PdOutput> {
-    let window = sc.model.sliding_window.as_ref().map(|w| w.window_tokens);
     let scheds = |side: &PdSide| {
+        let window = crate::cost::window::applied_tokens(&sc.model, &side.server);
         (0..side.replicas * side.ranks())
             .map(|u| {
                 let mut s = Scheduler::new(&side.server, window);

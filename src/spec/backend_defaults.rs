@@ -24,6 +24,9 @@ const FA3_ARCHS: &[&str] = &[
     "Glm4MoeForCausalLM",
 ];
 
+/// Llama 4's multimodal wrapper, the architecture its checkpoints name.
+const LLAMA4: &str = "Llama4ForConditionalGeneration";
+
 /// SGLang's default attention backend for this hardware and model.
 pub fn attention_backend(
     arch: Arch,
@@ -34,6 +37,13 @@ pub fn attention_backend(
     let gpt_oss = model_arch.starts_with("GptOss");
     match arch {
         Arch::Ascend => "ascend",
+        // Llama 4's own branch (`model_specific_adjustments`, 0.5.6+ wheels): trtllm_mha on
+        // sm100, fa3 on sm90, triton elsewhere on CUDA. Releases before 0.5.6 assert that the
+        // flag names one of those (0.5.1: fa3 or aiter), so a real run gave it; the same
+        // choice is taken there.
+        Arch::Blackwell if model_arch == LLAMA4 => "trtllm_mha",
+        Arch::Hopper if model_arch == LLAMA4 => "fa3",
+        _ if model_arch == LLAMA4 => "triton",
         // 0.5.8+: every model on Hopper ("flashinfer 0.6.1 caused performance regression on
         // Hopper attention kernel ... we choose fa3 as the default backend on Hopper MHA", issue
         // 17411; server_args.py 0.5.8:1661, 0.5.10:2239; not in 0.5.4/0.5.6/0.5.7).

@@ -1,5 +1,5 @@
 //! The Hugging Face `config.json` files bundled in `models/hf/` (verbatim copies from
-//! aiconfigurator-core 0.12.0 and aiconfigurator 0.7.0, `scripts/import_model_configs.py`), embedded in the binary so a
+//! aiconfigurator-core 0.12.0 and aiconfigurator 0.7.0 and 0.10.0, `scripts/import_model_configs.py`), embedded in the binary so a
 //! run names them by Hugging Face id (`moonshotai/Kimi-K2-Instruct`, as a log's `--model-path`
 //! gives it), by short name (`kimi-k2-instruct`) or by a local path ending in that name, with
 //! no file at hand. The bundled YAML models (`models/*.yaml`) keep priority: [`super::bundled`]
@@ -35,6 +35,7 @@ bundle_hf!(
     "mistralai--Mixtral-8x7B-v0.1",
     "mistralai--Mixtral-8x22B-v0.1",
     "moonshotai--Kimi-K2-Instruct",
+    "moonshotai--Kimi-K2.5",
     "Qwen--Qwen2.5-1.5B",
     "Qwen--Qwen2.5-7B",
     "Qwen--Qwen2.5-32B",
@@ -42,6 +43,8 @@ bundle_hf!(
     "meta-llama--Llama-2-7b-hf",
     "meta-llama--Llama-2-13b-hf",
     "meta-llama--Llama-2-70b-hf",
+    "meta-llama--Llama-4-Scout-17B-16E-Instruct",
+    "meta-llama--Llama-4-Maverick-17B-128E-Instruct",
 );
 
 /// A bundled config: its file stem `org--name` and its text.

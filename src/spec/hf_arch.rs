@@ -2,7 +2,7 @@
 //! layers are MoE, expert and shared-expert widths, biases and sliding windows, each as the
 //! SGLang model file of that architecture builds it (`python/sglang/srt/models/*.py`).
 use super::hf_fields::{as_u64, Config};
-use super::model::{Mla, ModelSpec, Moe, SlidingWindow};
+use super::model::{Mla, ModelSpec, Moe, SlidingWindow, WindowKind};
 use crate::error::{Error, Result};
 use serde_json::Value;
 
@@ -151,6 +151,7 @@ pub(super) fn gpt_oss(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
         spec.sliding_window = Some(SlidingWindow {
             window_tokens,
             layers: sliding_layers,
+            kind: WindowKind::Sliding,
         });
     }
     spec.moe = Some(every_layer_routed(cfg, spec.intermediate_size, true)?);

@@ -2,8 +2,10 @@
 //! servesim can price: Llama, Mistral, Qwen2, Qwen3 (dense), Qwen3-MoE, Mixtral, MiniMax-M2,
 //! GLM-4.5/4.6/4.7 (`Glm4MoeForCausalLM`),
 //! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss and Gemma-3, and the text decoder of the
-//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Kimi-K2.5 and Gemma-3 (their `text_config`;
-//! Gemma-3's omitted keys take `Gemma3TextConfig`'s defaults, [`super::hf_gemma3`]). Defaults
+//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Kimi-K2.5, Gemma-3 and Llama 4 (their
+//! `text_config`; Gemma-3's omitted keys take `Gemma3TextConfig`'s defaults,
+//! [`super::hf_gemma3`]; Llama 4's chunked attention and interleaved MoE in
+//! [`super::hf_llama4`]). Defaults
 //! follow the `transformers` config classes of those architectures: `head_dim` = hidden /
 //! heads, `num_key_value_heads` = `num_attention_heads`, `tie_word_embeddings` = false.
 //! Things the reader deliberately ignores: RoPE scaling and partial rotary dims, norms
@@ -40,18 +42,21 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen3VLForConditionalGeneration",
     "Qwen3VLMoeForConditionalGeneration",
     "KimiK25ForConditionalGeneration",
+    "Llama4ForConditionalGeneration",
     "LlamaForCausalLMEagle",
     "LlamaForCausalLMEagle3",
 ];
 
 /// Multimodal wrappers whose `text_config` is priced as the text architecture named here
 /// (SGLang's `qwen3_vl.py` builds a `Qwen3LLMModel`, `qwen3_vl_moe.py` a Qwen3-MoE model,
-/// `kimi_k25.py` a `DeepseekV3ForCausalLM`, `gemma3_mm.py` a `Gemma3ForCausalLM`).
+/// `kimi_k25.py` a `DeepseekV3ForCausalLM`, `gemma3_mm.py` a `Gemma3ForCausalLM`,
+/// `mllama4.py` a `Llama4ForCausalLM`).
 const WRAPPERS: &[(&str, &str)] = &[
     ("Gemma3ForConditionalGeneration", "Gemma3ForCausalLM"),
     ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
     ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
     ("KimiK25ForConditionalGeneration", "DeepseekV3ForCausalLM"),
+    ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"),
 ];
 
 /// Gemma-3's text architecture, whose omitted config keys take `Gemma3TextConfig`'s defaults.
@@ -173,6 +178,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         "MixtralForCausalLM" | "MiniMaxM2ForCausalLM" => hf_arch::mixtral(cfg, &mut spec)?,
         "Glm4MoeForCausalLM" => hf_arch::glm4_moe(cfg, &mut spec)?,
         GEMMA3 => super::hf_gemma3::gemma3(cfg, &mut spec)?,
+        "Llama4ForCausalLM" => super::hf_llama4::llama4(cfg, &mut spec)?,
         _ => {
             // Qwen2 always has q/k/v biases; Llama, Mistral and Qwen3 only if
             // `attention_bias` says so.

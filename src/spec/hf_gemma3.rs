@@ -18,7 +18,7 @@
 //!
 //! The vision tower of the multimodal build is counted in [`super::hf_vision`].
 use super::hf_fields::Config;
-use super::model::{ModelSpec, SlidingWindow};
+use super::model::{ModelSpec, SlidingWindow, WindowKind};
 use crate::error::Result;
 use serde_json::{Map, Value};
 
@@ -78,6 +78,7 @@ pub(super) fn gemma3(cfg: &Config, spec: &mut ModelSpec) -> Result<()> {
         spec.sliding_window = Some(SlidingWindow {
             window_tokens: cfg.u64("sliding_window")?,
             layers: sliding_layers,
+            kind: WindowKind::Sliding,
         });
     }
     Ok(())

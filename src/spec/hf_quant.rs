@@ -18,7 +18,7 @@ pub(super) fn weight_format(cfg: &Config) -> Result<WeightFormat> {
         Error::invalid(
             &cfg.source,
             FIELD,
-            format!("{what} is unsupported; supported: mxfp4, fp8, w8a8_int8, compressed-tensors with 8-bit int or float weights"),
+            format!("{what} is unsupported; supported: mxfp4, fp8, w8a8_int8, compressed-tensors with 8-bit int or float weights, or int4 group-32 weight-only routed experts"),
         )
     };
     if method == "compressed-tensors" {
@@ -30,8 +30,13 @@ pub(super) fn weight_format(cfg: &Config) -> Result<WeightFormat> {
 }
 
 /// compressed-tensors: 8-bit int weights with 8-bit int activations → W8A8 INT8; 8-bit float
-/// weights → FP8. Every config group must agree.
+/// weights → FP8; symmetric int4 weights in groups of 32 with unquantised activations, on the
+/// routed experts only ([`experts_only`]) → W4A16 INT4 (Kimi-K2.5). Every config group must
+/// agree.
 fn compressed_tensors(q: &Value) -> Option<WeightFormat> {
+    if int4_group32_weight_only(q) && experts_only(q) {
+        return Some(WeightFormat::W4a16Int4);
+    }
     let groups = q.get("config_groups")?.as_object()?;
     let mut format = None;
     for group in groups.values() {
@@ -52,6 +57,37 @@ fn compressed_tensors(q: &Value) -> Option<WeightFormat> {
         }
     }
     format
+}
+
+/// Every config group stores symmetric int4 weights in groups of 32 (`strategy` "group",
+/// `group_size` 32) and leaves the activations unquantised: 4 bits + one 16-bit scale per 32.
+fn int4_group32_weight_only(q: &Value) -> bool {
+    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else {
+        return false;
+    };
+    !groups.is_empty()
+        && groups.values().all(|g| {
+            let w = &g["weights"];
+            w["num_bits"].as_u64() == Some(4)
+                && w["type"].as_str() == Some("int")
+                && w["strategy"].as_str() == Some("group")
+                && w["group_size"].as_u64() == Some(32)
+                && w["symmetric"].as_bool() == Some(true)
+                && g.get("input_activations").map_or(true, Value::is_null)
+        })
+}
+
+/// `ignore` keeps attention, shared experts and dense MLPs unquantised (Kimi-K2.5's
+/// `re:.*self_attn.*`, `re:.*shared_experts.*`, `re:.*mlp\.(gate|up|gate_up|down)_proj.*`), so
+/// only the routed experts are int4, as `WeightFormat::W4a16Int4` prices them.
+fn experts_only(q: &Value) -> bool {
+    let Some(ignore) = q.get("ignore").and_then(Value::as_array) else {
+        return false;
+    };
+    let names: Vec<&str> = ignore.iter().filter_map(Value::as_str).collect();
+    ["self_attn", "shared_experts", "mlp"]
+        .iter()
+        .all(|part| names.iter().any(|n| n.contains(part)))
 }
 
 /// Names a compressed-tensors scheme servesim does not price, by its first group's weight and

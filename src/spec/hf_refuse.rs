@@ -38,10 +38,6 @@ const REFUSED: &[(&str, &str)] = &[
          `sliding_window`)",
     ),
     (
-        "Llama4ForConditionalGeneration",
-        "chunked local attention (`attention_chunk_size`) interleaved with NoPE global layers",
-    ),
-    (
         "Gemma4ForConditionalGeneration",
         "per-layer sliding/full attention mix (`layer_types`) with shared K=V \
          (`attention_k_eq_v`)",

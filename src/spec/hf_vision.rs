@@ -21,6 +21,10 @@ pub(super) fn vision_params(
     if architecture == "Gemma3ForConditionalGeneration" {
         return Ok((gemma3_siglip(top, text_hidden)?, None));
     }
+    if architecture == "Llama4ForConditionalGeneration" {
+        // Not loaded at all without --enable-multimodal (`super::hf_llama4`).
+        return Ok((0, None));
+    }
     let note = format!(
         "{architecture}: the vision tower's weights are not counted in weight memory (its \
          config does not give every size); the text decoder is priced for text-only requests"

@@ -100,8 +100,15 @@ pub const SWA_FULL_TOKENS_RATIO: f64 = 0.8;
 /// (`model_specific_adjustments`, read in the 0.5.1–0.5.7 wheels); 0.5.8 only with the
 /// `trtllm_mha` attention backend (the default on Blackwell) or speculative decoding; 0.5.9
 /// only with `trtllm_mha`; from 0.5.10 never (read in the 0.5.10–0.5.23 wheels).
+/// Llama 4 (`Llama4ForConditionalGeneration`) is in `is_hybrid_swa_model`'s list from 0.5.8
+/// on (read in the 0.5.8, 0.5.9, 0.5.10, 0.5.14 and 0.5.23 wheels; no Llama 4 branch sets
+/// `disable_hybrid_swa_memory`), its 36 chunked layers on the SWA pool with the chunk as the
+/// window (`ModelRunner`: "Setting sliding_window_size to be attention_chunk_size";
+/// `ScheduleBatch._evict_swa` frees what lies before `seq_len − sliding_window_size`, the last
+/// C tokens kept, not only the current chunk). Before 0.5.8 only `--hybrid-kvcache-ratio`
+/// (default off) turned a hybrid pool on for it: one pool.
 /// `--disable-hybrid-swa-memory` turns it off everywhere. Other window models are not
-/// bundled (Llama 4, MiMo).
+/// bundled (MiMo).
 pub fn sglang_hybrid_swa(
     model: &ModelSpec,
     version: Version,
@@ -109,7 +116,13 @@ pub fn sglang_hybrid_swa(
     speculative: bool,
     disabled: bool,
 ) -> bool {
-    if disabled || model.architecture != "GptOssForCausalLM" || layer_split(model).is_none() {
+    if disabled || layer_split(model).is_none() {
+        return false;
+    }
+    if model.architecture == "Llama4ForConditionalGeneration" {
+        return version >= Version::new(0, 5, 8);
+    }
+    if model.architecture != "GptOssForCausalLM" {
         return false;
     }
     if version < Version::new(0, 5, 8) {

@@ -18,6 +18,7 @@ pub mod hf_arch;
 pub mod hf_config;
 pub mod hf_fields;
 pub mod hf_gemma3;
+pub mod hf_llama4;
 pub mod hf_quant;
 pub mod hf_refuse;
 pub mod hf_vision;

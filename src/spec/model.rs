@@ -16,16 +16,22 @@ pub enum WeightFormat {
     W8a8Int8,
     /// MXFP4 on MoE expert weights only (e2m1 + e8m0 scale per 32: 4.25 bits); rest bf16.
     Mxfp4,
+    /// INT4 weight-only (W4A16) on routed-expert weights only: symmetric int4 with one bf16
+    /// scale per group of 32 (4.5 bits); rest bf16 (compressed-tensors `pack-quantized` with
+    /// attention, shared experts and dense MLPs ignored: Kimi-K2.5). SGLang runs the experts
+    /// with its Marlin W4A16 fused MoE (`cost::mxfp4`).
+    W4a16Int4,
 }
 
 impl WeightFormat {
-    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4";
+    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4, w4a16_int4";
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().replace('-', "_").as_str() {
             "bf16" | "bfloat16" | "fp16" | "auto" | "none" => Some(Self::Bf16),
             "fp8" | "fp8_block" => Some(Self::Fp8),
             "w8a8_int8" | "int8" | "w8a8" => Some(Self::W8a8Int8),
             "mxfp4" => Some(Self::Mxfp4),
+            "w4a16_int4" => Some(Self::W4a16Int4),
             _ => None,
         }
     }
@@ -36,6 +42,7 @@ impl WeightFormat {
             Self::Fp8 => "fp8",
             Self::W8a8Int8 => "w8a8_int8",
             Self::Mxfp4 => "mxfp4",
+            Self::W4a16Int4 => "w4a16_int4",
         }
     }
     /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
@@ -56,6 +63,7 @@ impl WeightFormat {
             Self::Fp8 => (1.0 + 4.0 / 16384.0, 1.0 + 4.0 / 16384.0),
             Self::W8a8Int8 => (1.0 + 4.0 / 4096.0, 1.0 + 4.0 / 4096.0),
             Self::Mxfp4 => (2.0, 4.25 / 8.0),
+            Self::W4a16Int4 => (2.0, 4.5 / 8.0),
         }
     }
 }
@@ -77,13 +85,36 @@ impl KvDtype {
     }
 }
 
-/// Sliding-window attention on some layers (gpt-oss alternates full and 128-token windows).
+/// Local attention on some layers: a sliding window (gpt-oss alternates full and 128-token
+/// windows) or Llama 4's chunked local attention.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlidingWindow {
     pub window_tokens: u64,
     /// How many of the layers use the window.
     pub layers: u64,
+    /// Which keys a query at position p attends.
+    #[serde(default, skip_serializing_if = "WindowKind::is_sliding")]
+    pub kind: WindowKind,
+}
+
+/// The shape of a local-attention layer's key range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowKind {
+    /// Keys max(0, p − W + 1) ..= p: min(p + 1, W) of them.
+    #[default]
+    Sliding,
+    /// Llama 4's `attention_chunk_size` C: keys ⌊p / C⌋·C ..= p, (p mod C) + 1 of them
+    /// (SGLang fa3's `local_attn_metadata`). Never more than min(p + 1, C), which is what the
+    /// cost backends price (`cost::window`).
+    Chunked,
+}
+
+impl WindowKind {
+    pub fn is_sliding(&self) -> bool {
+        *self == WindowKind::Sliding
+    }
 }
 
 /// Mixture of experts.
@@ -96,7 +127,10 @@ pub struct Moe {
     /// Width of the always-on shared expert(s) in total; 0 when none.
     #[serde(default)]
     pub shared_expert_intermediate_size: u64,
-    /// The first `dense_layers` layers use a dense MLP of `intermediate_size` instead.
+    /// How many layers use a dense MLP of `intermediate_size` instead: the first ones
+    /// (DeepSeek's `first_k_dense_replace`) or interleaved (Llama 4 Maverick's every other
+    /// layer). Only the count is priced; [`ModelSpec::layer_params`] takes layer 0 as the
+    /// dense representative whenever this is > 0.
     #[serde(default)]
     pub dense_layers: u64,
     /// gpt-oss style experts with biases and a fused gate/up (no change in size; recorded).

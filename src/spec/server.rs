@@ -163,6 +163,20 @@ impl ServerConfig {
             model.check_tp(attn_tp)?;
         }
         let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
+        if weight_format == WeightFormat::W4a16Int4
+            && !matches!(hw.arch, Arch::Ampere | Arch::Hopper)
+        {
+            // SGLang's Marlin W4A16 MoE is priced from sm80 / sm90 rates only (`cost::mxfp4`).
+            return Err(Error::invalid(
+                "--hardware",
+                "hardware",
+                format!(
+                    "{}: int4 W4A16 experts (SGLang's Marlin fused MoE) are priced on sm80 and \
+                     sm90 only, not on {}",
+                    model.name, hw.name
+                ),
+            ));
+        }
         let (expert_parallel, ep_notes) = ExpertParallel::resolve_sglang(
             &flags.expert_parallel,
             version,

@@ -81,7 +81,7 @@ pub struct ServerFlags {
     /// flashinfer, triton, fa3, ascend, ... (default: SGLang's rule per hardware and model).
     #[arg(long)]
     pub attention_backend: Option<String>,
-    /// Weight format: bf16, fp8, w8a8_int8, mxfp4 (default: the checkpoint's).
+    /// Weight format: bf16, fp8, w8a8_int8, mxfp4, w4a16_int4 (default: the checkpoint's).
     #[arg(long)]
     pub quantization: Option<String>,
     /// SGLang version whose defaults and scheduler rules apply (e.g. 0.5.1, 0.5.6.post2).

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 mod common;
 mod downstream;
 mod glm;
+mod kimi_k25;
+mod llama4;
 mod names;
 mod refusals;
 
@@ -272,4 +274,37 @@ fn glm4_moe_layout_by_hand() {
         active_params(&m),
         (3 * 12_288 + 24_576 + 2 * (2 * 6_144 + 6_144 + 512) + 12_800) as f64
     );
+}
+
+#[test]
+fn importer_notice_and_bundle_agree() {
+    // scripts/import_model_configs.py is the only way a file enters models/hf/: every
+    // bundled stem is in one of its lists, every listed stem is bundled, and every wheel
+    // sha256 it pins is the one NOTICE names (an added wheel needs both).
+    use servesim::spec::bundled_hf::bundled_hf;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(root.join("scripts/import_model_configs.py")).unwrap();
+    let notice = std::fs::read_to_string(root.join("NOTICE")).unwrap();
+    let mut listed: Vec<String> = script
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix('"')?.strip_suffix("\",").map(str::to_string))
+        .filter(|s| s.contains("--"))
+        .collect();
+    listed.sort();
+    let mut bundled: Vec<String> = bundled_hf()
+        .map(|b| b.hf_id().replacen('/', "--", 1))
+        .collect();
+    bundled.sort();
+    assert_eq!(listed, bundled);
+    let pins: Vec<&str> = script
+        .lines()
+        .filter(|l| l.contains("SHA256 = \""))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert_eq!(pins.len(), 3, "0.12.0, 0.7.0 and 0.10.0 wheels");
+    for pin in pins {
+        assert_eq!(pin.len(), 64);
+        assert!(notice.contains(pin), "NOTICE lacks the pinned wheel {pin}");
+    }
 }

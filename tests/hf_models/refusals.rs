@@ -13,7 +13,6 @@ fn refused_architectures_say_why() {
         ("DeepseekV32ForCausalLM", "sparse attention"),
         ("GlmMoeDsaForCausalLM", "sparse attention"),
         ("DeepseekV4ForCausalLM", "sparse attention"),
-        ("Llama4ForConditionalGeneration", "chunked local attention"),
         ("Gemma4ForConditionalGeneration", "sliding"),
         ("MiMoV2FlashForCausalLM", "sliding-window"),
         ("Step3p7FlashForCausalLM", "sliding"),

@@ -179,3 +179,66 @@ fn a_crowded_hybrid_sglang_run_keeps_both_pools_consistent() {
         assert!(out.stats.sched.prefix_hit_tokens > 0);
     }
 }
+
+#[test]
+fn llama4_scout_pools_on_8_h100_split_by_hand() {
+    // Llama 4 is in `is_hybrid_swa_model` from 0.5.8 (0.5.5 and before: only with
+    // --hybrid-kvcache-ratio, off by default): 36 chunked layers on the SWA pool with the
+    // 8192-token chunk as the window, 12 global layers on the full pool. full =
+    // int(M · 48 / (0.8 · 36 + 12)) (Python: 0.8 · 36 + 12 = 40.8), swa = int(full · 0.8),
+    // page 1 under fa3 (the Hopper default).
+    let scout = |v: &str, f: &dyn Fn(&mut ServerFlags)| {
+        sglang(
+            "h100-sxm5-80gb",
+            "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+            v,
+            |flags| {
+                flags.tp = Some(8);
+                f(flags)
+            },
+        )
+    };
+    assert!(scout("0.5.5", &|_| {}).swa_pools.is_none());
+    assert!(scout("0.5.7", &|_| {}).swa_pools.is_none());
+    for v in ["0.5.8", "0.5.14", "0.5.23"] {
+        let on = scout(v, &|_| {});
+        let off = scout(v, &|f| f.disable_hybrid_swa_memory = true);
+        assert_eq!(on.attention_backend, "fa3");
+        let m = off.kv_pool_tokens as f64;
+        let full = (m * 48.0 / (0.8 * 36.0 + 12.0)) as u64;
+        let swa = (full as f64 * 0.8) as u64;
+        let p = on
+            .swa_pools
+            .expect("Llama 4 runs hybrid SWA pools from 0.5.8");
+        assert_eq!(
+            (p.full_tokens, p.swa_tokens, p.window_tokens),
+            (full, swa, 8192),
+            "{v}"
+        );
+    }
+    // B200 (trtllm_mha, page 64): both pools floored to whole pages.
+    let b200 = |f: &dyn Fn(&mut ServerFlags)| {
+        sglang(
+            "b200-sxm-180gb",
+            "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+            "0.5.14",
+            |flags| {
+                flags.tp = Some(8);
+                f(flags)
+            },
+        )
+    };
+    let on = b200(&|_| {});
+    assert_eq!(
+        (on.attention_backend.as_str(), on.page_size),
+        ("trtllm_mha", 64)
+    );
+    let m = b200(&|f| f.disable_hybrid_swa_memory = true).kv_pool_tokens as f64;
+    let full = (m * 48.0 / 40.8) as u64;
+    let swa = (full as f64 * 0.8) as u64;
+    let p = on.swa_pools.unwrap();
+    assert_eq!(
+        (p.full_tokens, p.swa_tokens),
+        (full / 64 * 64, swa / 64 * 64)
+    );
+}

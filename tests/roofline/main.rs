@@ -365,4 +365,6 @@ fn an_sglang_eager_extend_pays_the_measured_host_time_per_layer_kind() {
 }
 
 mod gpt_oss;
+mod kimi_k25;
+mod llama4;
 mod sglang_mxfp4_sm80;

@@ -18,7 +18,7 @@ fn s(v: impl ToString) -> String {
 /// GEMM table dtypes to try for the checkpoint's linear layers, best first.
 fn gemm_dtypes(w: WeightFormat) -> &'static [&'static str] {
     match w {
-        WeightFormat::Bf16 | WeightFormat::Mxfp4 => &["bf16"],
+        WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => &["bf16"],
         // SGLang runs FP8 checkpoints (DeepSeek, Qwen3-FP8) with 128×128 block scales.
         WeightFormat::Fp8 => &["fp8_block", "fp8"],
         WeightFormat::W8a8Int8 => &[],
@@ -32,7 +32,8 @@ fn moe_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static
         WeightFormat::Bf16 => &["bf16"],
         WeightFormat::Fp8 => &["fp8_block"],
         WeightFormat::Mxfp4 => crate::cost::mxfp4::moe_table_dtypes(hw, server),
-        WeightFormat::W8a8Int8 => &[],
+        // No measured int4 MoE rows: the roofline of SGLang's Marlin kernel (`cost::mxfp4`).
+        WeightFormat::W8a8Int8 | WeightFormat::W4a16Int4 => &[],
     }
 }
 
@@ -496,14 +497,9 @@ impl KernelCost {
             num_layers: model.num_layers as f64,
             dense_layers: (model.num_layers - model.moe_layers()) as f64,
             moe_layers: model.moe_layers() as f64,
-            windowed_layers: model
-                .sliding_window
-                .as_ref()
-                .map_or(0.0, |w| w.layers as f64),
-            window: model
-                .sliding_window
-                .as_ref()
-                .map(|w| w.window_tokens as f64),
+            windowed_layers: crate::cost::window::applied(model, server)
+                .map_or(0.0, |(_, l)| l as f64),
+            window: crate::cost::window::applied(model, server).map(|(w, _)| w as f64),
             window_prefix_only: crate::cost::window::extend_clips_prefix_only(server),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),

@@ -104,7 +104,7 @@ impl Roofline {
         let linear_compute = match server.weight_format {
             WeightFormat::Fp8 => ComputeType::Fp8,
             WeightFormat::W8a8Int8 => ComputeType::Int8,
-            WeightFormat::Bf16 | WeightFormat::Mxfp4 => ComputeType::Bf16,
+            WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => ComputeType::Bf16,
         };
         let nh_r = model.q_heads_per_rank(server.attn_tp);
         let (attn_flops_per_pair, decode_attn_flops_per_pair) = match &model.mla {
@@ -147,21 +147,19 @@ impl Roofline {
             linear_bytes_per_param: lin_b,
             expert_bytes_per_param: exp_b,
             linear_compute,
-            expert_is_mxfp4: server.weight_format == WeightFormat::Mxfp4,
+            // 4-bit experts (MXFP4, int4) are dequantised to bf16 for the tensor cores.
+            expert_is_mxfp4: matches!(
+                server.weight_format,
+                WeightFormat::Mxfp4 | WeightFormat::W4a16Int4
+            ),
             mxfp4: super::mxfp4::kernel(hw, server),
             mxfp4_rates: super::mxfp4::kernel(hw, server).map(|k| k.rates(hw)),
             lm_head_params: model.lm_head_params(tp),
             attn_flops_per_pair,
             decode_attn_flops_per_pair,
             kv_bytes_per_token_layer,
-            window_tokens: model
-                .sliding_window
-                .as_ref()
-                .map(|s| s.window_tokens as f64),
-            windowed_layers: model
-                .sliding_window
-                .as_ref()
-                .map_or(0.0, |s| s.layers as f64),
+            window_tokens: super::window::applied(model, server).map(|(w, _)| w as f64),
+            windowed_layers: super::window::applied(model, server).map_or(0.0, |(_, l)| l as f64),
             window_prefix_only: super::window::extend_clips_prefix_only(server),
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),

@@ -14,7 +14,7 @@ pub use config::VllmConfig;
 use super::hybrid_kv::VllmHybridKv;
 
 use super::hardware::{Arch, HardwareProfile};
-use super::model::{KvDtype, ModelSpec, WeightFormat};
+use super::model::{KvDtype, ModelSpec, WeightFormat, WindowKind};
 use super::server::{LoadBalanceMethod, SchedulePolicy, ServerConfig, ServerFlags};
 use super::version::Version;
 use crate::error::{Error, Result};
@@ -190,6 +190,23 @@ pub fn resolve(
             ),
         ));
     }
+    if model
+        .sliding_window
+        .as_ref()
+        .is_some_and(|w| w.kind == WindowKind::Chunked)
+    {
+        // vLLM keeps chunked layers in their own KV group kind (`ChunkedLocalAttentionSpec`,
+        // `ChunkedLocalAttentionManager`), neither of the two kinds `hybrid_kv` models.
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "{}: vLLM's chunked local-attention KV groups are not modelled; use --engine \
+                 sglang",
+                model.name
+            ),
+        ));
+    }
     let tp = positive("--tensor-parallel-size", flags.tp)?.unwrap_or(1);
     model.check_tp(tp)?;
     let dp = flags.dp.unwrap_or(1);
@@ -201,6 +218,16 @@ pub fn resolve(
         ));
     }
     let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
+    if weight_format == WeightFormat::W4a16Int4 {
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "{}: vLLM's int4 W4A16 MoE path is not modelled; use --engine sglang",
+                model.name
+            ),
+        ));
+    }
     let kv_dtype = kv_dtype(flags.kv_cache_dtype.as_deref(), model)?;
     let device = format!("{} {}", hw.name, hw.description);
     let total_bytes = hw.memory.reported_total_mib * MIB;
