@@ -180,6 +180,19 @@ pub fn marlin_stream_bytes_per_s(hw: &HardwareProfile) -> Option<f64> {
     Some(H20_MARLIN_STREAM_BYTES_PER_S * cycles / H20_SM_CYCLES_PER_S)
 }
 
+/// The Marlin bounds of `r` on `hw` for `--explain`: SM-clock source, large-M peak share, the
+/// half-rate rows and the weight streaming rate of `bits`-bit packed weights.
+fn marlin_bounds(hw: &HardwareProfile, r: &ExpertRates, bits: &str) -> String {
+    format!(
+        "carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed {bits}-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
+        sm_clock_source(hw),
+        r.peak_eff,
+        r.half_tokens,
+        hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
+        r.memory_mult
+    )
+}
+
 /// Where [`marlin_stream_bytes_per_s`] took the SM-clock from, for `--explain`.
 fn sm_clock_source(hw: &HardwareProfile) -> String {
     match (hw.peaks.sm_count, hw.peaks.sm_boost_clock_hz) {
@@ -359,24 +372,16 @@ impl Mxfp4Kernel {
                 sm_clock_source(hw)
             ),
             Mxfp4Kernel::VllmMarlin => format!(
-                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.25-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
-                sm_clock_source(hw),
-                r.peak_eff,
-                r.half_tokens,
-                hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
-                r.memory_mult
+                "MXFP4 experts: vLLM's Marlin W4A16 fused MoE (sm80, or sm90 up to vLLM 0.11.0 without triton_kernels; vLLM mxfp4.py), bounded roofline of the kernel's H20 timings (FlagGems #4483/#4943) {}",
+                marlin_bounds(hw, &r, "4.25")
             ),
             Mxfp4Kernel::VllmNative => format!(
                 "MXFP4 experts: vLLM's native MXFP4 MoE, no table row: moe_gemm {:.3}",
                 r.peak_eff
             ),
             Mxfp4Kernel::SglangMarlinInt4 => format!(
-                "int4 W4A16 experts (group 32): SGLang's fused_marlin_moe (compressed-tensors WNA16), priced with vLLM Marlin's bounds carried per SM-clock ({}): {:.3} of the bf16 peak at large M, half at {:.1} rows per expert, the packed 4.5-bit weights streamed at {:.2} TB/s (× {:.3} of the profile's memory rate)",
-                sm_clock_source(hw),
-                r.peak_eff,
-                r.half_tokens,
-                hw.memory.bandwidth_bytes_per_s * hw.efficiency.memory * r.memory_mult / 1e12,
-                r.memory_mult
+                "int4 W4A16 experts (group 32): SGLang's fused_marlin_moe (compressed-tensors WNA16), priced with vLLM Marlin's bounds {}",
+                marlin_bounds(hw, &r, "4.5")
             ),
         }
     }

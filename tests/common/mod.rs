@@ -39,6 +39,26 @@ pub fn json_vec<T>(
 }
 
 /// Runs the binary in the crate root: (exit code, stdout, stderr).
+/// `servesim run ARGS` on a small random workload (20 prompts of 500 → 50 tokens at
+/// concurrency 8) with `--explain`: (exit code, stdout, stderr).
+#[allow(dead_code)]
+pub fn explain_small(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&[
+        "--num-prompts",
+        "20",
+        "--random-input-len",
+        "500",
+        "--random-output-len",
+        "50",
+        "--max-concurrency",
+        "8",
+        "--explain",
+    ]);
+    servesim(&all)
+}
+
 pub fn servesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_servesim"))
         .args(args)

@@ -148,24 +148,8 @@ fn explain_runs_price_the_chunked_layers_on_the_default_backends() {
             64,
         ),
     ] {
-        let (code, out, err) = super::common::servesim(&[
-            "run",
-            "--hardware",
-            hw,
-            "--model",
-            model,
-            "--tp",
-            "8",
-            "--num-prompts",
-            "20",
-            "--random-input-len",
-            "500",
-            "--random-output-len",
-            "50",
-            "--max-concurrency",
-            "8",
-            "--explain",
-        ]);
+        let (code, out, err) =
+            super::common::explain_small(&["--hardware", hw, "--model", model, "--tp", "8"]);
         assert_eq!(code, 0, "{hw} {model}: {err}");
         assert!(
             out.contains(&format!("attention_backend={backend}, page_size={page}")),

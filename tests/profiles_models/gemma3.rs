@@ -6,10 +6,10 @@
 //! FA3 on Hopper for `Gemma3ForConditionalGeneration` only (`is_fa3_default_architecture`)
 //! until 0.5.7, for every MHA model from 0.5.8.
 use super::sourced::explain_small_run;
+use super::swa_pools::sglang;
 use servesim::spec::bundled::{load_hardware, load_model};
 use servesim::spec::hf_config::model_from_hf_config;
 use servesim::spec::model::{KvDtype, WeightFormat};
-use servesim::spec::server::{ServerConfig, ServerFlags};
 use std::path::Path;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -20,20 +20,6 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// tests/hf_models counts for Qwen3-VL's 1152-wide tower), × 27 = 411,466,608; post LayerNorm
 /// 2,304.
 const SIGLIP: u64 = 678_528 + 4_718_592 + 27 * 15_239_504 + 2_304;
-
-fn sglang(hw: &str, model: &str, version: &str, f: impl FnOnce(&mut ServerFlags)) -> ServerConfig {
-    let mut flags = ServerFlags {
-        sglang_version: Some(version.parse().unwrap()),
-        ..Default::default()
-    };
-    f(&mut flags);
-    ServerConfig::resolve(
-        &flags,
-        &load_hardware(hw).unwrap(),
-        &load_model(model).unwrap(),
-    )
-    .unwrap_or_else(|e| panic!("{model} on {hw}: {e}"))
-}
 
 #[test]
 fn layer_stacks_match_googles_non_embedding_counts() {
@@ -228,23 +214,13 @@ fn hf_reader_takes_gemma3_defaults_and_layer_types() {
 fn explain_names_the_fallbacks() {
     // Under 0.5.7 the 1B runs flashinfer, which has no head_dim-256 rows in the bundled tables,
     // and no table reaches a 262k-row LM head: --explain says both.
-    let (code, out, err) = super::common::servesim(&[
-        "run",
+    let (code, out, err) = super::common::explain_small(&[
         "--hardware",
         "h100-sxm5-80gb",
         "--model",
         "google/gemma-3-1b-it",
         "--sglang-version",
         "0.5.7",
-        "--num-prompts",
-        "20",
-        "--random-input-len",
-        "500",
-        "--random-output-len",
-        "50",
-        "--max-concurrency",
-        "8",
-        "--explain",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("attention_backend=flashinfer"), "{out}");

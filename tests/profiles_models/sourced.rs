@@ -38,24 +38,8 @@ pub fn assert_sourced(rows: &[Sourced], rel_tol: f64) {
 
 /// `servesim run --explain` of 20 random 500/50 prompts at concurrency 8: its stdout.
 pub fn explain_small_run(hardware: &str, model: &str, tp: &str) -> String {
-    let (code, out, err) = super::common::servesim(&[
-        "run",
-        "--hardware",
-        hardware,
-        "--model",
-        model,
-        "--tp",
-        tp,
-        "--num-prompts",
-        "20",
-        "--random-input-len",
-        "500",
-        "--random-output-len",
-        "50",
-        "--max-concurrency",
-        "8",
-        "--explain",
-    ]);
+    let (code, out, err) =
+        super::common::explain_small(&["--hardware", hardware, "--model", model, "--tp", tp]);
     assert_eq!(code, 0, "{hardware} {model} tp {tp}: {err}");
     out
 }

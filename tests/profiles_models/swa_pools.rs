@@ -4,7 +4,13 @@
 use servesim::spec::bundled::{load_hardware, load_model};
 use servesim::spec::server::{ServerConfig, ServerFlags};
 
-fn sglang(hw: &str, model: &str, version: &str, f: impl FnOnce(&mut ServerFlags)) -> ServerConfig {
+/// SGLang `version`'s server for `model` on `hw`, with `f` applied to its flags.
+pub fn sglang(
+    hw: &str,
+    model: &str,
+    version: &str,
+    f: impl FnOnce(&mut ServerFlags),
+) -> ServerConfig {
     let mut flags = ServerFlags {
         sglang_version: Some(version.parse().unwrap()),
         ..Default::default()
@@ -15,7 +21,7 @@ fn sglang(hw: &str, model: &str, version: &str, f: impl FnOnce(&mut ServerFlags)
         &load_hardware(hw).unwrap(),
         &load_model(model).unwrap(),
     )
-    .unwrap()
+    .unwrap_or_else(|e| panic!("{model} on {hw}: {e}"))
 }
 
 #[test]
