@@ -9,7 +9,7 @@
 //! accept length, and is how a user measures the cost side on their own hardware.
 use super::bundled::{draft_model_names, load_model};
 use super::model::{ModelSpec, WeightFormat};
-use super::speculative_rules::{mtp_draft, nextn_layer};
+use super::mtp_draft::{mtp_draft, nextn_layer};
 use super::version::Version;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
