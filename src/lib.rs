@@ -85,7 +85,8 @@
 //!   `calibrate::engine_scope`); the held-out public runs: `validation/public/` (`validate --manifest`, never fitted), and
 //!   `validation/gpustack/` (vLLM-client logs for either engine: `validate::vllm::entry`);
 //! - speculative decoding: flags and memory in `spec::speculative` (+ `spec::server`), spec v1
-//!   or the overlapped spec v2 per version in `spec::speculative_v2`, the
+//!   or the overlapped spec v2 per version in `spec::speculative_v2`, a target's own MTP layer
+//!   as the draft (DeepSeek, GLM) in `spec::mtp_draft`, the
 //!   iteration's price in `cost::speculative`, the per-verify gain and accept length in
 //!   `engine::scheduler::speculative`, multi-token steps in `engine::running` (`step_by`);
 //! - the vLLM engine: chosen in `spec::engine`, configured in `spec::vllm` (defaults by
