@@ -13,6 +13,11 @@
 //!   `MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3` under the radix cache (the default
 //!   `no_buffer` strategy adds nothing), 1 without it.
 //!
+//! - `server_args.py` `_handle_mamba_radix_cache` (0.5.9): with the radix cache on and the
+//!   default `no_buffer` strategy, and no speculative decoding, "Disabling overlap schedule
+//!   since mamba no_buffer is not compatible with" it (`spec::server` applies it; benchmaq's
+//!   Qwen3.5 servers report `disable_overlap_schedule: True` without passing the flag).
+//!
 //! Speculative decoding reserves intermediate states per draft token as well
 //! (`mamba_state_intermediate_size`); that is not modelled, and such a deployment is refused.
 use super::model::ModelSpec;

@@ -499,7 +499,8 @@ impl ServerConfig {
             overlap_schedule: match &spec {
                 Some(s) => s.worker.overlap,
                 None => {
-                    let forced_off = dp_attention && dp_rules::disables_overlap(version);
+                    let forced_off = (dp_attention && dp_rules::disables_overlap(version))
+                        || (mamba.is_some() && !flags.disable_radix_cache);
                     !(flags.disable_overlap_schedule || forced_off)
                         && super::scheduler_cpu::group(version).overlap_by_default
                 }
