@@ -53,7 +53,12 @@ impl GdnCost {
     }
 
     /// Time (ns) of one GDN layer for the batch `s` on `hw`.
-    pub fn layer_ns(&self, hw: &HardwareProfile, attn: &AttentionEfficiency, s: &BatchShape) -> f64 {
+    pub fn layer_ns(
+        &self,
+        hw: &HardwareProfile,
+        attn: &AttentionEfficiency,
+        s: &BatchShape,
+    ) -> f64 {
         let peak = hw.peaks.bf16_flops_per_s;
         let bw = hw.memory.bandwidth_bytes_per_s;
         let state_elems = self.v_heads * self.head_k * self.head_v;

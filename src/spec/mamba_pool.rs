@@ -67,8 +67,8 @@ impl MambaPool {
         let slots = match user_running {
             Some(u) if !radix_cache => u,
             _ => {
-                let share = rest_gib.max(0.0) * MAMBA_FULL_MEMORY_RATIO
-                    / (1.0 + MAMBA_FULL_MEMORY_RATIO);
+                let share =
+                    rest_gib.max(0.0) * MAMBA_FULL_MEMORY_RATIO / (1.0 + MAMBA_FULL_MEMORY_RATIO);
                 (share * GIB / per_req).floor() as u64
             }
         };

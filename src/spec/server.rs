@@ -317,7 +317,9 @@ impl ServerConfig {
             model,
             attn_tp,
             rest_at(mem_fraction_static),
-            flags.max_running_requests.map(|u| if dp_attention { u / dp } else { u }),
+            flags
+                .max_running_requests
+                .map(|u| if dp_attention { u / dp } else { u }),
             !flags.disable_radix_cache,
             spec.is_some(),
         )?;

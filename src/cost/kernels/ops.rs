@@ -83,7 +83,11 @@ fn hybrid(
     let h = model.hidden_size as f64;
     let lin = l.layers as f64 / model.num_layers.max(1) as f64;
     let full = 1.0 - lin;
-    let q = if l.full_attention_output_gate { 2.0 } else { 1.0 };
+    let q = if l.full_attention_output_gate {
+        2.0
+    } else {
+        1.0
+    };
     let (kd, vd) = (l.key_dim() as f64, l.value_dim() as f64);
     vec![
         g("qkv_proj", full * (q * nh + 2.0 * kv) * d, h),
