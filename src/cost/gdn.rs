@@ -84,3 +84,63 @@ impl GdnCost {
         t * 1e9
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::bundled::load_hardware;
+
+    fn qwen35_27b() -> LinearAttention {
+        LinearAttention {
+            layers: 48,
+            num_k_heads: 16,
+            num_v_heads: 48,
+            head_k_dim: 128,
+            head_v_dim: 128,
+            conv_kernel: 4,
+            ssm_state_bytes: 4.0,
+            full_attention_output_gate: true,
+        }
+    }
+
+    fn decode(bs: u64, ctx: u64) -> BatchShape {
+        BatchShape {
+            decode_reqs: bs,
+            decode_ctx_sum: bs * ctx,
+            ..Default::default()
+        }
+    }
+
+    /// By hand on H100 SXM (3.35 TB/s HBM3, datasheet): one request's Qwen3.5-27B GDN layer at
+    /// TP 1 moves its 3 207 168-byte state in and out, 6.41 MB: at least 1.915 µs at the full
+    /// datasheet bandwidth, at most twice that (an efficiency ≥ 0.5). The same at any context.
+    #[test]
+    fn a_decode_is_its_state_traffic_and_flat_in_context() {
+        let hw = load_hardware("h100-sxm5-80gb").unwrap();
+        let attn = hw.attention("fa3").unwrap();
+        let g = GdnCost::of(&qwen35_27b(), 1);
+        let floor_ns = 2.0 * 3_207_168.0 / 3.35e12 * 1e9;
+        let t = g.layer_ns(&hw, &attn, &decode(1, 128));
+        assert!(t >= floor_ns && t <= 2.0 * floor_ns, "{t} vs {floor_ns}");
+        assert_eq!(t, g.layer_ns(&hw, &attn, &decode(1, 100_000)));
+        // 64 requests: 64 states.
+        let t64 = g.layer_ns(&hw, &attn, &decode(64, 128));
+        assert!((t64 / t - 64.0).abs() < 1e-9);
+    }
+
+    /// By hand: an 8192-token prefill of one GDN layer (48 value heads of 128 × 128) is at
+    /// least 8192 · 48 · (2·64·256 + 6·128·128) = 51.5 GFLOP, ≥ 52 µs at H100's 989 dense
+    /// BF16 TFLOP/s; TP 2 halves the heads and never costs more.
+    #[test]
+    fn a_prefill_is_the_chunked_delta_rule_flops() {
+        let hw = load_hardware("h100-sxm5-80gb").unwrap();
+        let attn = hw.attention("fa3").unwrap();
+        let mut s = BatchShape::default();
+        s.add_prefill(8192, 0, None);
+        let flops = 8192.0 * 48.0 * (2.0 * 64.0 * 256.0 + 6.0 * 128.0 * 128.0);
+        let t1 = GdnCost::of(&qwen35_27b(), 1).layer_ns(&hw, &attn, &s);
+        assert!(t1 >= flops / 989.4e12 * 1e9, "{t1}");
+        let t2 = GdnCost::of(&qwen35_27b(), 2).layer_ns(&hw, &attn, &s);
+        assert!(t2 <= t1 && t2 >= 0.45 * t1, "{t2} vs {t1}");
+    }
+}
