@@ -1,8 +1,10 @@
 //! Reads a Hugging Face `config.json` straight into a [`ModelSpec`], for the architectures
 //! servesim can price: Llama, Mistral, Qwen2, Qwen3 (dense), Qwen3-MoE, Mixtral, MiniMax-M2,
 //! GLM-4.5/4.6/4.7 (`Glm4MoeForCausalLM`),
-//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss and Gemma-3, and the text decoder of the
-//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Kimi-K2.5, Gemma-3 and Llama 4 (their
+//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss, Gemma-3 and Qwen3-Next (hybrid gated
+//! delta-net, [`super::hf_qwen3_next`]), and the text decoder of the
+//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Qwen3.5, Qwen3.5-MoE, Kimi-K2.5, Gemma-3 and
+//! Llama 4 (their
 //! `text_config`; Gemma-3's omitted keys take `Gemma3TextConfig`'s defaults,
 //! [`super::hf_gemma3`]; Llama 4's chunked attention and interleaved MoE in
 //! [`super::hf_llama4`]). Defaults
