@@ -76,6 +76,11 @@ CONFIGS_0_7 = [
 CONFIGS_0_10 = [
     "meta-llama--Llama-4-Scout-17B-16E-Instruct",
     "meta-llama--Llama-4-Maverick-17B-128E-Instruct",
+    # Qwen3.5 (hybrid gated delta-net, read by src/spec/hf_qwen3_next.rs); verbatim, with their
+    # `vision_config` (SGLang loads the Qwen3-VL-style tower).
+    "Qwen--Qwen3.5-27B",
+    "Qwen--Qwen3.5-35B-A3B",
+    "Qwen--Qwen3.5-397B-A17B",
 ]
 
 

@@ -11,6 +11,7 @@ pub mod breakdown;
 pub mod collective;
 pub mod eager_host;
 pub mod expert_parallel;
+pub mod gdn;
 pub mod kernels;
 pub mod moe_config;
 pub mod mxfp4;

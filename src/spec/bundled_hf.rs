@@ -45,6 +45,9 @@ bundle_hf!(
     "meta-llama--Llama-2-70b-hf",
     "meta-llama--Llama-4-Scout-17B-16E-Instruct",
     "meta-llama--Llama-4-Maverick-17B-128E-Instruct",
+    "Qwen--Qwen3.5-27B",
+    "Qwen--Qwen3.5-35B-A3B",
+    "Qwen--Qwen3.5-397B-A17B",
 );
 
 /// A bundled config: its file stem `org--name` and its text.

@@ -1,8 +1,10 @@
 //! Reads a Hugging Face `config.json` straight into a [`ModelSpec`], for the architectures
 //! servesim can price: Llama, Mistral, Qwen2, Qwen3 (dense), Qwen3-MoE, Mixtral, MiniMax-M2,
 //! GLM-4.5/4.6/4.7 (`Glm4MoeForCausalLM`),
-//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss and Gemma-3, and the text decoder of the
-//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Kimi-K2.5, Gemma-3 and Llama 4 (their
+//! DeepSeek-V2/V3 (MLA + MoE, also Kimi-K2), gpt-oss, Gemma-3 and Qwen3-Next (hybrid gated
+//! delta-net, [`super::hf_qwen3_next`]), and the text decoder of the
+//! multimodal wrappers Qwen3-VL, Qwen3-VL-MoE, Qwen3.5, Qwen3.5-MoE, Kimi-K2.5, Gemma-3 and
+//! Llama 4 (their
 //! `text_config`; Gemma-3's omitted keys take `Gemma3TextConfig`'s defaults,
 //! [`super::hf_gemma3`]; Llama 4's chunked attention and interleaved MoE in
 //! [`super::hf_llama4`]). Defaults
@@ -43,6 +45,9 @@ pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "Qwen3VLMoeForConditionalGeneration",
     "KimiK25ForConditionalGeneration",
     "Llama4ForConditionalGeneration",
+    "Qwen3NextForCausalLM",
+    "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration",
     "LlamaForCausalLMEagle",
     "LlamaForCausalLMEagle3",
 ];
@@ -57,6 +62,16 @@ const WRAPPERS: &[(&str, &str)] = &[
     ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
     ("KimiK25ForConditionalGeneration", "DeepseekV3ForCausalLM"),
     ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"),
+    // `qwen3_5.py`: both wrappers subclass `Qwen3VLForConditionalGeneration` around a
+    // `Qwen3_5ForCausalLM` / `Qwen3_5MoeForCausalLM` whose layers are Qwen3-Next's.
+    (
+        "Qwen3_5ForConditionalGeneration",
+        super::hf_qwen3_next::QWEN3_NEXT,
+    ),
+    (
+        "Qwen3_5MoeForConditionalGeneration",
+        super::hf_qwen3_next::QWEN3_NEXT,
+    ),
 ];
 
 /// Gemma-3's text architecture, whose omitted config keys take `Gemma3TextConfig`'s defaults.
@@ -163,6 +178,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         sliding_window: None,
         moe: None,
         mla: None,
+        linear_attention: None,
         weights: weight_format(cfg)?,
         kv_cache_dtype: KvDtype::Bf16,
         // EAGLE3 heads carry their own reduced-vocabulary LM head.
@@ -179,6 +195,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         "Glm4MoeForCausalLM" => hf_arch::glm4_moe(cfg, &mut spec)?,
         GEMMA3 => super::hf_gemma3::gemma3(cfg, &mut spec)?,
         "Llama4ForCausalLM" => super::hf_llama4::llama4(cfg, &mut spec)?,
+        super::hf_qwen3_next::QWEN3_NEXT => super::hf_qwen3_next::qwen3_next(cfg, &mut spec)?,
         _ => {
             // Qwen2 always has q/k/v biases; Llama, Mistral and Qwen3 only if
             // `attention_bias` says so.

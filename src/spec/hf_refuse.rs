@@ -4,20 +4,6 @@
 //! mechanism is named from the model's own `config.json` fields (quoted in brackets).
 const REFUSED: &[(&str, &str)] = &[
     (
-        "Qwen3_5ForConditionalGeneration",
-        "hybrid gated-delta-net linear attention on 3 of 4 layers (`layer_types` \
-         linear_attention, `full_attention_interval`)",
-    ),
-    (
-        "Qwen3_5MoeForConditionalGeneration",
-        "hybrid gated-delta-net linear attention on 3 of 4 layers (`layer_types` \
-         linear_attention, `full_attention_interval`)",
-    ),
-    (
-        "Qwen3NextForCausalLM",
-        "hybrid gated-delta-net linear attention (`layer_types` linear_attention)",
-    ),
-    (
         "NemotronHForCausalLM",
         "hybrid Mamba-2 state-space layers (`hybrid_override_pattern` M layers, \
          `ssm_state_size`)",

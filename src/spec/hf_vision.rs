@@ -15,7 +15,9 @@ pub(super) fn vision_params(
     architecture: &str,
     text_hidden: u64,
 ) -> Result<(u64, Option<String>)> {
-    if architecture.starts_with("Qwen3VL") {
+    // Qwen3.5's wrappers are Qwen3-VL's (`qwen3_5.py` 0.5.9: `Qwen3_5ForConditionalGeneration(
+    // Qwen3VLForConditionalGeneration)`, vision config `Qwen3_5VisionConfig(Qwen3VLVisionConfig)`).
+    if architecture.starts_with("Qwen3VL") || architecture.starts_with("Qwen3_5") {
         return Ok((qwen3_vl(top)?, None));
     }
     if architecture == "Gemma3ForConditionalGeneration" {

@@ -1,6 +1,7 @@
 //! Model architectures (YAML in `models/`, or a Hugging Face `config.json` via `hf_config`),
 //! weight formats, and the per-rank sizes derived from them: parameters and bytes of each
 //! operator, KV-cache bytes per token.
+pub use super::linear_attention::LinearAttention;
 use super::load::positive;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -180,6 +181,10 @@ pub struct ModelSpec {
     pub moe: Option<Moe>,
     #[serde(default)]
     pub mla: Option<Mla>,
+    /// Gated delta-net linear attention on some layers (Qwen3-Next, Qwen3.5): no KV cache
+    /// there, a per-request recurrent state instead ([`LinearAttention`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_attention: Option<LinearAttention>,
     /// Format the checkpoint ships in (the default of `--quantization`).
     pub weights: WeightFormat,
     /// What `--kv-cache-dtype auto` resolves to.
@@ -352,6 +357,26 @@ impl ModelSpec {
         if let Some(m) = &self.mla {
             positive(origin, "mla.kv_lora_rank", m.kv_lora_rank as f64)?;
         }
+        if let Some(l) = &self.linear_attention {
+            for (f, v) in [
+                ("linear_attention.num_k_heads", l.num_k_heads),
+                ("linear_attention.num_v_heads", l.num_v_heads),
+                ("linear_attention.head_k_dim", l.head_k_dim),
+                ("linear_attention.head_v_dim", l.head_v_dim),
+                ("linear_attention.conv_kernel", l.conv_kernel),
+            ] {
+                size(origin, f, v, MAX_DIM, false)?;
+            }
+            if l.layers >= self.num_layers || !(l.ssm_state_bytes > 0.0 && l.ssm_state_bytes <= 8.0)
+            {
+                return Err(Error::invalid(
+                    origin,
+                    "linear_attention",
+                    "layers must be < num_layers (one full-attention layer at least) and \
+                     ssm_state_bytes in (0, 8]",
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -406,18 +431,53 @@ impl ModelSpec {
             .map_or(0, |m| self.num_layers - m.dense_layers)
     }
 
-    /// KV-cache bytes per token on one rank over all layers (SGLang's `cell_size`): MLA caches
-    /// one latent per token, not divided by TP; GQA caches K and V for the rank's KV heads.
+    /// Layers that run (and cache for) softmax attention: all but the linear ones.
+    pub fn full_attention_layers(&self) -> u64 {
+        self.num_layers - self.linear_layers()
+    }
+
+    /// Gated delta-net linear-attention layers (0 for a plain decoder).
+    pub fn linear_layers(&self) -> u64 {
+        self.linear_attention.as_ref().map_or(0, |l| l.layers)
+    }
+
+    /// KV-cache bytes per token on one rank over the full-attention layers (SGLang's
+    /// `cell_size`; a hybrid GDN model counts only `full_attention_layer_ids`,
+    /// `model_runner_kv_cache_mixin.py` 0.5.9): MLA caches one latent per token, not divided
+    /// by TP; GQA caches K and V for the rank's KV heads.
     pub fn kv_bytes_per_token_per_rank(&self, tp: u64, dtype: KvDtype) -> f64 {
         let per_layer = match &self.mla {
             Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim) as f64,
             None => (self.kv_heads_per_rank(tp) * self.head_dim * 2) as f64,
         };
-        per_layer * self.num_layers as f64 * dtype.bytes()
+        per_layer * self.full_attention_layers() as f64 * dtype.bytes()
     }
 
-    /// Per-rank parameters of the attention projections of one layer.
+    /// Bytes of one request's recurrent state on one rank (0 without linear layers).
+    pub fn linear_state_bytes_per_request(&self, tp: u64) -> f64 {
+        self.linear_attention
+            .as_ref()
+            .map_or(0.0, |l| l.state_bytes_per_request(tp))
+    }
+
+    /// Per-rank parameters of the attention projections of one layer: with linear layers the
+    /// mean over the stack of the full-attention and the GDN projections, so that every layer
+    /// times this is the stack's total (what the weights and the GEMM rooflines need).
     fn attention_params(&self, tp: f64) -> f64 {
+        let full = self.full_attention_params(tp);
+        match &self.linear_attention {
+            Some(l) if self.num_layers > 0 => {
+                let gdn = l.params_per_rank(self.hidden_size, tp as u64);
+                let lin = l.layers as f64;
+                let layers = self.num_layers as f64;
+                (full * (layers - lin) + gdn * lin) / layers
+            }
+            _ => full,
+        }
+    }
+
+    /// Per-rank parameters of one softmax-attention layer's projections.
+    fn full_attention_params(&self, tp: f64) -> f64 {
         let h = self.hidden_size as f64;
         match &self.mla {
             Some(m) => {
@@ -436,7 +496,12 @@ impl ModelSpec {
                 q + kv_a + kv_b + o
             }
             None => {
-                let q = h * (self.num_attention_heads * self.head_dim) as f64 / tp;
+                let gate = self
+                    .linear_attention
+                    .as_ref()
+                    .is_some_and(|l| l.full_attention_output_gate);
+                let q_width = if gate { 2 } else { 1 };
+                let q = h * (q_width * self.num_attention_heads * self.head_dim) as f64 / tp;
                 let kv = 2.0 * h * (self.kv_heads_per_rank(tp as u64) * self.head_dim) as f64;
                 let o = (self.num_attention_heads * self.head_dim) as f64 * h / tp;
                 q + kv + o

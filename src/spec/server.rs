@@ -313,7 +313,17 @@ impl ServerConfig {
             } else {
                 mem_fraction_static
             };
-        let rest_gib = rest_at(mem_fraction_static);
+        let mamba = super::mamba_pool::MambaPool::size(
+            model,
+            attn_tp,
+            rest_at(mem_fraction_static),
+            flags
+                .max_running_requests
+                .map(|u| if dp_attention { u / dp } else { u }),
+            !flags.disable_radix_cache,
+            spec.is_some(),
+        )?;
+        let rest_gib = mamba.map_or(rest_at(mem_fraction_static), |m| m.rest_gib);
         let pool_cell_bytes = speculative::pool_cell_bytes(
             spec.as_ref(),
             kv_bytes_per_token,
@@ -407,6 +417,7 @@ impl ServerConfig {
         } else {
             user_running.unwrap_or(estimated_reqs)
         };
+        let req_pool_size = mamba.map_or(req_pool_size, |m| req_pool_size.min(m.max_requests));
         let max_running_requests = user_running
             .map(|u| if dp_attention { (u / dp).max(1) } else { u })
             .unwrap_or(kv_pool_tokens / 2)
@@ -490,7 +501,8 @@ impl ServerConfig {
             overlap_schedule: match &spec {
                 Some(s) => s.worker.overlap,
                 None => {
-                    let forced_off = dp_attention && dp_rules::disables_overlap(version);
+                    let forced_off = (dp_attention && dp_rules::disables_overlap(version))
+                        || (mamba.is_some() && !flags.disable_radix_cache);
                     !(flags.disable_overlap_schedule || forced_off)
                         && super::scheduler_cpu::group(version).overlap_by_default
                 }

@@ -8,7 +8,7 @@ use std::path::Path;
 fn refused_architectures_say_why() {
     let base = std::fs::read_to_string(super::hf_path("meta-llama--Meta-Llama-3.1-405B")).unwrap();
     for (arch, mechanism) in [
-        ("Qwen3_5MoeForConditionalGeneration", "linear attention"),
+        ("MiniMaxText01ForCausalLM", "linear) attention"),
         ("NemotronHForCausalLM", "Mamba"),
         ("DeepseekV32ForCausalLM", "sparse attention"),
         ("GlmMoeDsaForCausalLM", "sparse attention"),

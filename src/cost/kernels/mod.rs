@@ -282,7 +282,9 @@ impl KernelCost {
 
     /// Attention kernels of every layer for `s`.
     fn attention_ns(&self, s: &BatchShape, x: &mut u8) -> f64 {
-        let full_layers = self.num_layers - self.windowed_layers;
+        // Gated delta-net layers have no measured table here: the roofline prices them
+        // ([`crate::cost::gdn`]); the roofline fallbacks below already include them.
+        let full_layers = self.num_layers - self.windowed_layers - self.roof.linear_layers();
         let mut t = 0.0;
         if s.decode_reqs > 0 {
             let d = &self.decode_attn;
@@ -297,6 +299,7 @@ impl KernelCost {
                     let only = transfer::decode_only(s);
                     let v = self.xfer_attention(v * d.scale, &only);
                     t += full_layers * v.max(self.roof.decode_floor_ns(s));
+                    t += self.roof.linear_layers_ns(&only);
                     if self.windowed_layers > 0.0 {
                         let w = self.window.map_or(mean, |w| mean.min(w));
                         t += self.windowed_layers
@@ -309,6 +312,7 @@ impl KernelCost {
                 (None, Some(b)) if one_query => {
                     let ctx = s.decode_ctx_sum as f64;
                     t += full_layers * b.layer_ns(ctx).max(self.roof.decode_floor_ns(s));
+                    t += self.roof.linear_layers_ns(&transfer::decode_only(s));
                     if self.windowed_layers > 0.0 {
                         let reqs = s.decode_reqs as f64;
                         let w = self.window.map_or(ctx, |w| ctx.min(w * reqs));
@@ -330,6 +334,7 @@ impl KernelCost {
                     let only = transfer::prefill_only(s);
                     let v = self.xfer_attention(v * p.scale, &only);
                     t += full_layers * v.max(self.roof.prefill_floor_ns(s, false));
+                    t += self.roof.linear_layers_ns(&only);
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
                         let w = self.xfer_attention(sf.at(r, len(work)).0 * p.scale, &only);

@@ -55,12 +55,50 @@ pub fn attention(model: &ModelSpec, tp: u64) -> Vec<GemmShape> {
         None => {
             let d = model.head_dim as f64;
             let kv = model.kv_heads_per_rank(tp) as f64;
-            vec![
-                g("qkv_proj", (nh + 2.0 * kv) * d, h),
-                g("o_proj", h, nh * d),
-            ]
+            let Some(l) = &model.linear_attention else {
+                return vec![
+                    g("qkv_proj", (nh + 2.0 * kv) * d, h),
+                    g("o_proj", h, nh * d),
+                ];
+            };
+            hybrid(model, l, nh, kv, d, tpf)
         }
     }
+}
+
+/// A hybrid GDN stack's projections, each weighted by its share of the layers: the caller
+/// multiplies the list by every layer, so a shape of `share` of the layers is looked up at
+/// `share · n` output features (same weight bytes and FLOPs as the true layer count; a
+/// narrower GEMM reads as slightly less efficient in the tables, so this errs dear).
+/// Full layers: the gated q (`attn_output_gate` doubles the query heads), k, v and o. GDN
+/// layers (`qwen3_next.py` / `qwen3_5.py`): in (q, k, v, z, b, a) and out.
+fn hybrid(
+    model: &ModelSpec,
+    l: &crate::spec::model::LinearAttention,
+    nh: f64,
+    kv: f64,
+    d: f64,
+    tpf: f64,
+) -> Vec<GemmShape> {
+    let h = model.hidden_size as f64;
+    let lin = l.layers as f64 / model.num_layers.max(1) as f64;
+    let full = 1.0 - lin;
+    let q = if l.full_attention_output_gate {
+        2.0
+    } else {
+        1.0
+    };
+    let (kd, vd) = (l.key_dim() as f64, l.value_dim() as f64);
+    vec![
+        g("qkv_proj", full * (q * nh + 2.0 * kv) * d, h),
+        g("o_proj", full * h, nh * d),
+        g(
+            "gdn_in_proj",
+            lin * (2.0 * kd + 2.0 * vd + 2.0 * l.num_v_heads as f64) / tpf,
+            h,
+        ),
+        g("gdn_out_proj", lin * h, vd / tpf),
+    ]
 }
 
 /// A gated MLP of intermediate size `inter` split over `tp` ranks.

@@ -50,6 +50,9 @@ pub struct Roofline {
     kv_bytes_per_token_layer: f64,
     window_tokens: Option<f64>,
     windowed_layers: f64,
+    /// Gated delta-net linear-attention layers ([`super::gdn`]), priced instead of softmax
+    /// attention on their layers.
+    gdn: Option<super::gdn::GdnCost>,
     /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
     window_prefix_only: bool,
     /// vLLM's Triton unified attention's tile-rate-bound prefill ([`super::unified_attention`]).
@@ -160,6 +163,10 @@ impl Roofline {
             kv_bytes_per_token_layer,
             window_tokens: super::window::applied(model, server).map(|(w, _)| w as f64),
             windowed_layers: super::window::applied(model, server).map_or(0.0, |(_, l)| l as f64),
+            gdn: model
+                .linear_attention
+                .as_ref()
+                .map(|l| super::gdn::GdnCost::of(l, server.attn_tp)),
             window_prefix_only: super::window::extend_clips_prefix_only(server),
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
@@ -417,8 +424,8 @@ impl Roofline {
 
     /// `t` plus the attention kernels of every layer (full and sliding-window) for `s`.
     fn add_attention_layers(&self, t: f64, s: &BatchShape) -> f64 {
-        let full_layers = self.num_layers - self.windowed_layers;
-        let mut t = t + full_layers * self.attention_ns(s, false);
+        let full_layers = self.num_layers - self.windowed_layers - self.linear_layers();
+        let mut t = t + full_layers * self.attention_ns(s, false) + self.linear_layers_ns(s);
         if self.windowed_layers > 0.0 {
             t += self.windowed_layers * self.attention_ns(s, true);
         }

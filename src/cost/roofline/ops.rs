@@ -64,6 +64,17 @@ impl Roofline {
         self.add_attention_layers(0.0, s)
     }
 
+    /// How many layers are gated delta-net linear attention (0 for a plain decoder).
+    pub(crate) fn linear_layers(&self) -> f64 {
+        self.gdn.map_or(0.0, |g| g.layers)
+    }
+
+    /// The GDN kernels of every linear layer for `s` (ns), 0 without any.
+    pub(crate) fn linear_layers_ns(&self, s: &BatchShape) -> f64 {
+        self.gdn
+            .map_or(0.0, |g| g.layers * g.layer_ns(&self.hw, &self.attn, s))
+    }
+
     /// Whether the TP group spans nodes (priced over the inter-node link).
     pub(crate) fn spans_nodes(&self) -> bool {
         self.placement.spans_nodes()

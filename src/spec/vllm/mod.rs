@@ -190,6 +190,18 @@ pub fn resolve(
             ),
         ));
     }
+    if model.linear_attention.is_some() {
+        // vLLM V1 keeps GDN state in its own KV-cache group (`MambaSpec`), sized with the
+        // attention pages; that split is not modelled (SGLang's is, `spec::mamba_pool`).
+        return Err(Error::invalid(
+            "--engine",
+            "engine",
+            format!(
+                "{}: vLLM's memory for gated delta-net layers is not modelled; use --engine sglang",
+                model.name
+            ),
+        ));
+    }
     if model
         .sliding_window
         .as_ref()

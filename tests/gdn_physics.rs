@@ -1,0 +1,136 @@
+//! The physics laws of tests/physics.rs on the hybrid gated delta-net models (Qwen3.5, bundled
+//! as Hugging Face configs, which physics.rs's YAML model list does not reach): under both
+//! backends a step never gets cheaper with more batch or context, and A100 → H100 → H200 →
+//! B200 is never slower at the same shape. Plus the mechanism's signature: a decode step's
+//! growth with context comes from the full-attention layers only.
+use servesim::cost::{BatchShape, StepCost};
+use servesim::simulation::Scenario;
+use servesim::spec::server::ServerFlags;
+use servesim::spec::workload::{ClientFlags, ScenarioFile};
+
+const MODELS: [&str; 2] = ["Qwen/Qwen3.5-27B", "Qwen/Qwen3.5-35B-A3B"];
+const LADDER: [&str; 4] = [
+    "a100-sxm4-80gb",
+    "h100-sxm5-80gb",
+    "h200-sxm-141gb",
+    "b200-sxm-180gb",
+];
+
+fn cost(hw: &str, model: &str, tp: u64, backend: &str) -> Option<Box<dyn StepCost>> {
+    let flags = ServerFlags {
+        tp: Some(tp),
+        cost_model: Some(backend.into()),
+        fused_moe_config: Some("tuned".into()),
+        ..Default::default()
+    };
+    let sc = Scenario::resolve(
+        &ScenarioFile::default(),
+        Some(hw),
+        Some(model),
+        &flags,
+        &ClientFlags::default(),
+    )
+    .ok()?;
+    Some(sc.step_cost().unwrap())
+}
+
+fn decode(bs: u64, ctx: u64) -> BatchShape {
+    BatchShape {
+        decode_reqs: bs,
+        decode_ctx_sum: bs * ctx,
+        graph_bs: Some(bs),
+        ..Default::default()
+    }
+}
+
+fn prefill(reqs: u64, extend: u64) -> BatchShape {
+    let mut s = BatchShape::default();
+    for _ in 0..reqs {
+        s.add_prefill(extend, 0, None);
+    }
+    s
+}
+
+fn t(c: &dyn StepCost, s: &BatchShape) -> f64 {
+    let v = c.step_time(s).total_ns;
+    assert!(v.is_finite() && v > 0.0, "{v} for {s:?}");
+    v
+}
+
+const EPS: f64 = 1e-9;
+
+#[test]
+fn more_batch_or_context_never_makes_a_gdn_step_cheaper() {
+    let mut checked = 0;
+    for backend in ["roofline", "kernels"] {
+        for hw in LADDER {
+            for model in MODELS {
+                for tp in [1, 2, 4, 8] {
+                    let Some(c) = cost(hw, model, tp, backend) else {
+                        continue;
+                    };
+                    let what = format!("{model} tp {tp} on {hw} ({backend})");
+                    for ctx in [128, 4096] {
+                        let ts: Vec<f64> = [1, 8, 64, 256]
+                            .map(|b| t(c.as_ref(), &decode(b, ctx)))
+                            .into();
+                        assert!(ts.windows(2).all(|w| w[1] >= w[0] * (1.0 - EPS)), "{what}");
+                    }
+                    for bs in [1, 64] {
+                        let (a, b) = (
+                            t(c.as_ref(), &decode(bs, 128)),
+                            t(c.as_ref(), &decode(bs, 4096)),
+                        );
+                        assert!(b >= a * (1.0 - EPS), "{what} bs {bs}: {a} → {b}");
+                    }
+                    let ps: Vec<f64> = [16, 1024, 8192]
+                        .map(|e| t(c.as_ref(), &prefill(1, e)))
+                        .into();
+                    assert!(ps.windows(2).all(|w| w[1] >= w[0] * (1.0 - EPS)), "{what}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+#[test]
+fn a_newer_gpu_is_never_slower_on_a_gdn_model() {
+    let shapes = [
+        decode(1, 128),
+        decode(64, 4096),
+        decode(256, 128),
+        prefill(1, 1024),
+        prefill(4, 8192),
+    ];
+    let mut compared = 0;
+    for backend in ["roofline", "kernels"] {
+        for model in MODELS {
+            for tp in [1, 2, 4, 8] {
+                let costs: Vec<_> = LADDER
+                    .iter()
+                    .map(|hw| cost(hw, model, tp, backend))
+                    .collect();
+                for i in 0..costs.len() {
+                    for j in i + 1..costs.len() {
+                        let (Some(a), Some(b)) = (&costs[i], &costs[j]) else {
+                            continue;
+                        };
+                        for s in &shapes {
+                            let (ta, tb) = (t(a.as_ref(), s), t(b.as_ref(), s));
+                            assert!(
+                                tb <= ta * (1.0 + EPS),
+                                "{model} tp {tp} {backend}: {} {ta} < {} {tb} at {s:?}",
+                                LADDER[i],
+                                LADDER[j]
+                            );
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "{compared}");
+}
