@@ -26,6 +26,7 @@ pub mod hybrid_kv;
 pub mod load;
 pub mod load_balance;
 pub mod model;
+pub mod nvfp4;
 pub mod pd;
 pub mod piecewise_defaults;
 pub mod prior_runs;

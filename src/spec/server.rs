@@ -177,6 +177,9 @@ impl ServerConfig {
                 ),
             ));
         }
+        if weight_format == WeightFormat::Nvfp4 {
+            super::nvfp4::check_gpu(&model.name, hw)?;
+        }
         let (expert_parallel, ep_notes) = ExpertParallel::resolve_sglang(
             &flags.expert_parallel,
             version,
@@ -184,7 +187,10 @@ impl ServerConfig {
             dp_attention,
             model,
         )?;
-        let kv_dtype = parse::kv_dtype(flags.kv_cache_dtype.as_deref(), model.kv_cache_dtype)?;
+        let kv_dtype = parse::kv_dtype(
+            flags.kv_cache_dtype.as_deref(),
+            super::nvfp4::auto_kv(model, weight_format, version),
+        )?;
         let is_npu = hw.arch == Arch::Ascend;
         let disable_cuda_graph = flags.disable_cuda_graph
             || defaults::graphs_forced_off(&model.architecture, model.mla.is_some(), version);
