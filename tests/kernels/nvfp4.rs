@@ -1,0 +1,70 @@
+//! NVFP4 checkpoints on B200 are priced from SGLang's measured NVFP4 kernels (AIConfigurator
+//! 0.12.0 `nvfp4` GEMM and MoE rows), checked against values read from the parquet by hand.
+use super::*;
+
+#[test]
+fn b200_nvfp4_rows_hold_the_parquet_values() {
+    // b200_sxm/{moe,gemm}/sglang/0.5.14/*.parquet, read with pyarrow:
+    // moe nvfp4 (sglang_flashinfer_trtllm_moe, power_law_1.2) hidden 4096, inter 1536, top-8 of
+    // 128, moe_tp 4, moe_ep 1: 64 tokens 0.0714131 ms, 8192 tokens 0.4424262 ms;
+    // gemm nvfp4 (sglang_flashinfer_cutedsl_nvfp4) n 4096, k 2048: m 8192 0.0474729 ms.
+    let db = KernelDb::bundled("b200_sxm", "0.5.14".parse().unwrap()).unwrap();
+    let at = |op: &str, key: &[&str], x: f64| {
+        let t = db.table(op).unwrap();
+        let rows = t.rows();
+        let row = rows.iter().find(|r| r.key == key).expect("row present");
+        let j = t.grid.iter().position(|&g| g == x).expect("grid point");
+        row.values_ns[j].unwrap()
+    };
+    let moe = ["nvfp4", "4096", "1536", "8", "128", "4", "1"];
+    for (x, ms) in [(64.0, 0.0714131), (8192.0, 0.4424262)] {
+        let ns = at("moe", &moe, x);
+        assert!((ns / (ms * 1e6) - 1.0).abs() < 6e-4, "moe @ {x}: {ns}");
+    }
+    let ns = at("gemm", &["nvfp4", "4096", "2048"], 8192.0);
+    assert!((ns / 47_472.9 - 1.0).abs() < 6e-4, "gemm: {ns}");
+}
+
+#[test]
+fn qwen3_235b_nvfp4_on_b200_prices_its_experts_from_the_nvfp4_rows() {
+    // Qwen3-235B-A22B at TP 4: 94 MoE layers of 128 experts (4096 × 1536, top 8), one rank
+    // holding a quarter of each expert: the nvfp4 row above. A prefill of 8192 tokens touches
+    // every expert under either routing, so the row stands as measured: 442.4 µs per layer.
+    let (k, _, server) = deployment("b200-sxm-180gb", "nvidia/Qwen3-235B-A22B-NVFP4", 4).unwrap();
+    let item = k
+        .explain(&prefill(8192, 0))
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "moe")
+        .unwrap();
+    assert!(item.detail.contains("nvfp4"), "{}", item.detail);
+    let layer_us = item.time_ns / 94.0 / 1e3;
+    assert!((layer_us / 442.43 - 1.0).abs() < 0.01, "{layer_us} µs: {}", item.detail);
+    // A decode step of 64 can only touch more experts under uniform routing than the table's
+    // power law: never below the row (71.41 µs), and not above reading every expert's quarter
+    // (128 × 3·4096·384 × 4.5/8 B = 340 MB at 8 TB/s = 42.5 µs) on top of it.
+    let item = k
+        .explain(&decode(&server, 64, 1024))
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "moe")
+        .unwrap();
+    let layer_us = item.time_ns / 94.0 / 1e3;
+    assert!(
+        layer_us >= 71.41 * 0.999 && layer_us <= 71.41 + 42.5,
+        "{layer_us} µs: {}",
+        item.detail
+    );
+}
+
+#[test]
+fn nvfp4_roofline_reads_the_fp4_peak_and_4_5_bit_weights() {
+    // The roofline of the same deployment: a bf16 and an NVFP4 build differ in the bytes the
+    // experts stream (2 vs 0.5625 B per weight), so a memory-bound decode step of the NVFP4
+    // build is faster, and a large prefill's compute runs at the FP4 peak (9 vs 2.25 PFLOPS).
+    let (_, r4, s4) = deployment("b200-sxm-180gb", "nvidia/Qwen3-235B-A22B-NVFP4", 4).unwrap();
+    let (_, r16, s16) = deployment("b200-sxm-180gb", "Qwen/Qwen3-235B-A22B", 4).unwrap();
+    let t = |r: &dyn StepCost, s: &BatchShape| r.step_time(s).gpu_ns;
+    assert!(t(r4.as_ref(), &decode(&s4, 8, 1024)) < t(r16.as_ref(), &decode(&s16, 8, 1024)));
+    assert!(t(r4.as_ref(), &prefill(8192, 0)) < t(r16.as_ref(), &prefill(8192, 0)));
+}
