@@ -71,7 +71,7 @@ fn deepseek_r1_nvfp4_weighs_4_5_bits_per_linear_weight_by_hand() {
     // DeepSeek-R1 (61 layers, 3 dense, 256 routed experts of 7168 × 2048, one shared expert of
     // the same size, dense MLP 18,432, MLA q_lora 1536 / kv_lora 512 / 128 heads of 128+64 qk,
     // 128 v). Per rank at TP 8:
-    //   routed experts: 58 × 256 × 3·7168·2048 / 8 = 81,739,071,488;
+    //   routed experts: 58 × 256 × 3·7168·2048 / 8 = 81,738,596,352;
     //   every other linear weight: attention (q_a 7168·1536 and kv_a 7168·576 replicated, as
     //   SGLang's fused_qkv_a_proj_with_mqa is; q_b 1536·24576, kv_b 512·32768, o 16384·7168 split)
     //   36,634,624 × 61 + dense MLP 3·7168·18432 / 8 × 3 + shared expert 3·7168·2048 / 8 × 58
@@ -80,7 +80,7 @@ fn deepseek_r1_nvfp4_weighs_4_5_bits_per_linear_weight_by_hand() {
     // only the other linears (2 → 0.5625 B); the router, embedding and LM head stay bf16.
     let m = load_model("deepseek-r1").unwrap();
     let b = |f| m.weight_bytes_per_rank(8, f);
-    let experts = 81_739_071_488.0 * 1.4375;
+    let experts = 81_738_596_352.0 * 1.4375;
     let linear = 2_702_639_104.0 * 1.4375;
     let got_experts = b(WeightFormat::Bf16) - b(WeightFormat::W4a16Int4);
     let got_linear = b(WeightFormat::W4a16Int4) - b(WeightFormat::Nvfp4);
@@ -107,7 +107,12 @@ fn resolve(hw: &str, model: &str, tp: u64, version: Option<&str>) -> Result<Serv
 fn nvfp4_is_refused_off_blackwell_in_one_line() {
     // SGLang: ModelOptFp4Config.get_min_capability() = 100; the NVFP4 MoE method raises
     // "Please use Blackwell and above" (modelopt_quant.py, 0.5.9).
-    for hw in ["h100-sxm5-80gb", "h200-sxm-141gb", "a100-sxm4-80gb", "l40s-48gb"] {
+    for hw in [
+        "h100-sxm5-80gb",
+        "h200-sxm-141gb",
+        "a100-sxm4-80gb",
+        "l40s-48gb",
+    ] {
         let e = resolve(hw, "nvidia/Qwen3-235B-A22B-NVFP4", 8, None).unwrap_err();
         assert!(
             e.contains("Blackwell") && e.contains(hw) && !e.contains('\n'),
@@ -115,7 +120,8 @@ fn nvfp4_is_refused_off_blackwell_in_one_line() {
         );
     }
     for hw in ["b200-sxm-180gb", "b300-sxm-288gb", "gb200-186gb"] {
-        resolve(hw, "nvidia/Qwen3-235B-A22B-NVFP4", 4, None).unwrap_or_else(|e| panic!("{hw}: {e}"));
+        resolve(hw, "nvidia/Qwen3-235B-A22B-NVFP4", 4, None)
+            .unwrap_or_else(|e| panic!("{hw}: {e}"));
     }
 }
 
@@ -123,7 +129,11 @@ fn nvfp4_is_refused_off_blackwell_in_one_line() {
 fn the_fp8_kv_cache_follows_the_checkpoint_from_sglang_0_5_4() {
     // model_runner.py configure_kv_cache_dtype reads kv_cache_quant_algo in 0.5.4 and 0.5.6;
     // 0.5.2 keeps the model dtype with --kv-cache-dtype auto.
-    let kv = |v| resolve("b200-sxm-180gb", "nvidia/Qwen3-235B-A22B-NVFP4", 4, Some(v)).unwrap().kv_dtype;
+    let kv = |v| {
+        resolve("b200-sxm-180gb", "nvidia/Qwen3-235B-A22B-NVFP4", 4, Some(v))
+            .unwrap()
+            .kv_dtype
+    };
     assert_eq!(kv("0.5.4"), KvDtype::Fp8);
     assert_eq!(kv("0.5.2"), KvDtype::Bf16);
 }

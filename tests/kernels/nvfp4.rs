@@ -39,7 +39,11 @@ fn qwen3_235b_nvfp4_on_b200_prices_its_experts_from_the_nvfp4_rows() {
         .unwrap();
     assert!(item.detail.contains("nvfp4"), "{}", item.detail);
     let layer_us = item.time_ns / 94.0 / 1e3;
-    assert!((layer_us / 442.43 - 1.0).abs() < 0.01, "{layer_us} µs: {}", item.detail);
+    assert!(
+        (layer_us / 442.43 - 1.0).abs() < 0.01,
+        "{layer_us} µs: {}",
+        item.detail
+    );
     // A decode step of 64 can only touch more experts under uniform routing than the table's
     // power law: never below the row (71.41 µs), and not above reading every expert's quarter
     // (128 × 3·4096·384 × 4.5/8 B = 340 MB at 8 TB/s = 42.5 µs) on top of it.
