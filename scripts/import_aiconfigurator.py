@@ -77,7 +77,12 @@ MOE_DTYPES = {"bfloat16": "bf16", "fp8_block": "fp8_block", "w4a16_mxfp4": "mxfp
 # sm100 (flashinfer_mxfp4 at the default precision quantizes activations with mxfp8_quantize:
 # sglang 0.5.6 layers/quantization/mxfp4.py:636-637), kept from its Mxfp4MoEMethod lane only
 # (the other lane, sglang_mxfp4_flashinfer_trtllm_moe, is DeepSeek-V4's FP4-expert method).
-SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe")}
+# int4 weight-only experts (group 32, bf16 scales) from the lane that measured SGLang's
+# flashinfer trtllm_mxint4_block_scale_moe (CompressedTensorsMxInt4MoE), the kernel SGLang 0.5.10+
+# serves Kimi-K2 / K2.5 thinking int4 with on sm100 (server_args.py `is_kimi_k2_k25_thinking_int4`
+# -> moe_runner_backend flashinfer_trtllm); the Marlin lanes (sm80/sm90) are not kept.
+SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe"),
+                    "int4_wo": ("int4_wo", "sglang_flashinfer_trtllm_moe")}
 # SGLang only: NVFP4 (e2m1 weights and activations in groups of 16 with E4M3 scales, ModelOpt
 # checkpoints: sglang 0.5.9 layers/quantization/modelopt_quant.py ModelOptFp4Config), measured
 # with the one kernel each system's table holds (0.12.0: GEMM sglang_flashinfer_cutedsl_nvfp4 on

@@ -4,6 +4,12 @@ use super::model::WeightFormat;
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+/// The first SGLang release that serves int4 group-32 experts (`WeightFormat::W4a16Int4`) with
+/// flashinfer's TRT-LLM mxint4 MoE on sm100 (`cost::mxfp4::Mxfp4Kernel::SglangTrtllmMxint4`;
+/// server_args.py `is_kimi_k2_k25_thinking_int4` in the 0.5.10 and 0.5.14 wheels, absent in
+/// 0.5.9, which runs Marlin there).
+pub const TRTLLM_MXINT4_FROM: super::version::Version = super::version::Version::new(0, 5, 10);
+
 /// The checkpoint's weight format from `quantization_config` (bf16 when absent).
 pub(super) fn weight_format(cfg: &Config) -> Result<WeightFormat> {
     const FIELD: &str = "quantization_config.quant_method";

@@ -72,3 +72,41 @@ fn nvfp4_roofline_reads_the_fp4_peak_and_4_5_bit_weights() {
     assert!(t(r4.as_ref(), &decode(&s4, 8, 1024)) < t(r16.as_ref(), &decode(&s16, 8, 1024)));
     assert!(t(r4.as_ref(), &prefill(8192, 0)) < t(r16.as_ref(), &prefill(8192, 0)));
 }
+
+#[test]
+fn kimi_k2_5_int4_experts_on_b200_take_the_trtllm_mxint4_rows_from_sglang_0_5_10() {
+    // SGLang 0.5.10+ on sm100 serves Kimi-K2.5's int4 group-32 experts with flashinfer's
+    // trtllm_mxint4_block_scale_moe (server_args.py is_kimi_k2_k25_thinking_int4; 0.5.9 runs
+    // Marlin, refused). AIConfigurator 0.12.0 b200_sxm/moe/sglang/0.5.14/moe_perf.parquet,
+    // int4_wo, sglang_flashinfer_trtllm_moe, power_law_1.2, hidden 7168, inter 2048, top-8 of
+    // 384, moe_tp 8, moe_ep 1: 8192 tokens 1.466145 ms (every expert touched under either
+    // routing, so the row stands). Kimi-K2.5 has 60 MoE layers (61, first_k_dense_replace 1).
+    let (k, _, _) = deployment("b200-sxm-180gb", "moonshotai/Kimi-K2.5", 8).unwrap();
+    let item = k
+        .explain(&prefill(8192, 0))
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "moe")
+        .unwrap();
+    assert!(item.detail.contains("int4_wo"), "{}", item.detail);
+    let layer_us = item.time_ns / 60.0 / 1e3;
+    assert!(
+        (layer_us / 1466.1 - 1.0).abs() < 0.01,
+        "{layer_us} µs: {}",
+        item.detail
+    );
+    fails_with(
+        &[
+            "run",
+            "--hardware",
+            "b200-sxm-180gb",
+            "--model",
+            "moonshotai/Kimi-K2.5",
+            "--tp",
+            "8",
+            "--sglang-version",
+            "0.5.9",
+        ],
+        &["0.5.10", "Marlin"],
+    );
+}

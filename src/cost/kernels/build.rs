@@ -36,14 +36,21 @@ fn moe_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static
         WeightFormat::Mxfp4 => crate::cost::mxfp4::moe_table_dtypes(hw, server),
         // SGLang's measured NVFP4 MoE (flashinfer TRT-LLM on sm100, CUTLASS on sm120).
         WeightFormat::Nvfp4 => &["nvfp4"],
-        // No measured int4 MoE rows: the roofline of SGLang's Marlin kernel (`cost::mxfp4`).
+        // int4 experts: the measured TRT-LLM mxint4 rows where SGLang runs that kernel (sm100,
+        // 0.5.10+); no measured Marlin rows: its roofline elsewhere (`cost::mxfp4`).
+        WeightFormat::W4a16Int4
+            if crate::cost::mxfp4::kernel(hw, server)
+                == Some(crate::cost::mxfp4::Mxfp4Kernel::SglangTrtllmMxint4) =>
+        {
+            &["int4_wo"]
+        }
         WeightFormat::W8a8Int8 | WeightFormat::W4a16Int4 => &[],
     }
 }
 
 /// The single-rank MoE curve `c` (dtype `d`, `moe_tp` ranks) repriced from the table's
 /// power-law routing to independent tokens' ([`super::moe_routing`]), with its `--explain`
-/// note; bf16, block-FP8 and NVFP4 experts only (other dtypes unchanged).
+/// note; bf16, block-FP8, NVFP4 and int4 experts only (other dtypes unchanged).
 fn uniform_routing(
     c: Curve,
     hw: &HardwareProfile,
@@ -55,7 +62,7 @@ fn uniform_routing(
     let bytes_per_param = match d {
         "bf16" => 2.0,
         "fp8_block" => 1.0,
-        "nvfp4" => 4.5 / 8.0,
+        "nvfp4" | "int4_wo" => 4.5 / 8.0,
         _ => return (c, String::new()),
     };
     let expert_bytes =
