@@ -55,7 +55,7 @@ fn qwen3_235b_nvfp4_on_b200_prices_its_experts_from_the_nvfp4_rows() {
         .unwrap();
     let layer_us = item.time_ns / 94.0 / 1e3;
     assert!(
-        layer_us >= 71.41 * 0.999 && layer_us <= 71.41 + 42.5,
+        (71.41 * 0.999..=71.41 + 42.5).contains(&layer_us),
         "{layer_us} µs: {}",
         item.detail
     );
