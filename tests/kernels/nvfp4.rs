@@ -110,3 +110,36 @@ fn kimi_k2_5_int4_experts_on_b200_take_the_trtllm_mxint4_rows_from_sglang_0_5_10
         &["0.5.10", "Marlin"],
     );
 }
+
+#[test]
+fn nvfp4_steps_obey_the_physics_laws() {
+    // More work never costs less, and B300 (B200's figures, 1.5× its FP4) is never slower than
+    // B200 on the same NVFP4 step, on both backends.
+    let b200 = deployment("b200-sxm-180gb", "nvidia/DeepSeek-R1-0528-FP4", 8).unwrap();
+    let b300 = deployment("b300-sxm-288gb", "nvidia/DeepSeek-R1-0528-FP4", 8).unwrap();
+    let gpu = |k: &dyn StepCost, s: &BatchShape| k.step_time(s).gpu_ns;
+    for (weak, strong) in [
+        (b200.0.as_ref(), b300.0.as_ref()),
+        (b200.1.as_ref(), b300.1.as_ref()),
+    ] {
+        let mut last = 0.0;
+        for bs in [1, 2, 4, 8, 16, 32, 64, 128, 256] {
+            let s = decode(&b200.2, bs, 1024);
+            let t = gpu(weak, &s);
+            assert!(t >= last, "decode {bs}: {t} < {last}");
+            last = t;
+            let s3 = decode(&b300.2, bs, 1024);
+            assert!(gpu(strong, &s3) <= t * 1.0001, "decode {bs}");
+        }
+        let mut last = 0.0;
+        for tokens in [256, 1024, 4096, 8192, 16384] {
+            let t = gpu(weak, &prefill(tokens, 0));
+            assert!(t >= last, "prefill {tokens}: {t} < {last}");
+            last = t;
+            assert!(
+                gpu(strong, &prefill(tokens, 0)) <= t * 1.0001,
+                "prefill {tokens}"
+            );
+        }
+    }
+}
