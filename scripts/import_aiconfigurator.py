@@ -77,7 +77,20 @@ MOE_DTYPES = {"bfloat16": "bf16", "fp8_block": "fp8_block", "w4a16_mxfp4": "mxfp
 # sm100 (flashinfer_mxfp4 at the default precision quantizes activations with mxfp8_quantize:
 # sglang 0.5.6 layers/quantization/mxfp4.py:636-637), kept from its Mxfp4MoEMethod lane only
 # (the other lane, sglang_mxfp4_flashinfer_trtllm_moe, is DeepSeek-V4's FP4-expert method).
-SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe")}
+# int4 weight-only experts (group 32, bf16 scales) from the lane that measured SGLang's
+# flashinfer trtllm_mxint4_block_scale_moe (CompressedTensorsMxInt4MoE), the kernel SGLang 0.5.10+
+# serves Kimi-K2 / K2.5 thinking int4 with on sm100 (server_args.py `is_kimi_k2_k25_thinking_int4`
+# -> moe_runner_backend flashinfer_trtllm); the Marlin lanes (sm80/sm90) are not kept.
+SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe"),
+                    "int4_wo": ("int4_wo", "sglang_flashinfer_trtllm_moe")}
+# SGLang only: NVFP4 (e2m1 weights and activations in groups of 16 with E4M3 scales, ModelOpt
+# checkpoints: sglang 0.5.9 layers/quantization/modelopt_quant.py ModelOptFp4Config), measured
+# with the one kernel each system's table holds (0.12.0: GEMM sglang_flashinfer_cutedsl_nvfp4 on
+# b200/b300/gb200/gb300, sglang_flashinfer_cutlass_nvfp4 on rtx_pro_6000_server; MoE
+# sglang_flashinfer_trtllm_moe, sglang_flashinfer_cutlass_moe on rtx_pro_6000_server). None
+# (any lane) as in MOE_DTYPES.
+SGLANG_GEMM_EXTRA = {"nvfp4": "nvfp4"}
+SGLANG_MOE_EXTRA_ANY_LANE = {"nvfp4": "nvfp4"}
 KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
 VALUE_FMT = "{:.4g}"
 # Reference points written to the test vectors: (system, SGLang version, op, key, axis value).
@@ -192,8 +205,9 @@ def convert(src, out, system, version, fw="sglang", nccl=True):
 
     rel = f"{system}/gemm/{fw}/{v}/gemm_perf.parquet"
     if src.exists(rel):
-        rows = [((GEMM_DTYPES[r["gemm_dtype"]], r["n"], r["k"]), r["m"], r["latency"])
-                for r in src.rows(rel) if r["gemm_dtype"] in GEMM_DTYPES]
+        gemm_dtypes = {**GEMM_DTYPES, **(SGLANG_GEMM_EXTRA if fw == "sglang" else {})}
+        rows = [((gemm_dtypes[r["gemm_dtype"]], r["n"], r["k"]), r["m"], r["latency"])
+                for r in src.rows(rel) if r["gemm_dtype"] in gemm_dtypes]
         tables["gemm"] = write_table(out, system, v, "gemm", rel, ["dtype", "n", "k"], "m", rows)
     for op in ["generation_attention", "context_attention"]:
         rel = f"{system}/attention/{fw}/{v}/{op}_perf.parquet"
@@ -227,10 +241,11 @@ def convert(src, out, system, version, fw="sglang", nccl=True):
     rel = f"{system}/moe/{fw}/{v}/moe_perf.parquet"
     if src.exists(rel):
         extra = SGLANG_MOE_EXTRA if fw == "sglang" else {}
+        moe_dtypes = {**MOE_DTYPES, **(SGLANG_MOE_EXTRA_ANY_LANE if fw == "sglang" else {})}
 
         def moe_name(r):
-            if r["moe_dtype"] in MOE_DTYPES:
-                return MOE_DTYPES[r["moe_dtype"]]
+            if r["moe_dtype"] in moe_dtypes:
+                return moe_dtypes[r["moe_dtype"]]
             name, source = extra.get(r["moe_dtype"], (None, None))
             return name if r["kernel_source"] == source else None
 

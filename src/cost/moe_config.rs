@@ -105,7 +105,7 @@ pub fn shape(
         WeightFormat::Fp8 if glm => "fp8_w8a8",
         WeightFormat::Fp8 => BLOCK_FP8,
         WeightFormat::W8a8Int8 => "int8_w8a8",
-        WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => return None,
+        WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 | WeightFormat::Nvfp4 => return None,
     };
     // DeepSeek-V3's shared expert joins the routed ones (deepseek_v2.py): 0.4.6 fuses tp
     // copies on sm90+ (E = 256 + tp), 0.4.7+ one (PR #6736, E = 257); 0.4.5 and older none.

@@ -264,14 +264,32 @@ pub enum Mxfp4Kernel {
     /// 0.5.14 l. 441–465): the same Marlin MoE template as vLLM's MXFP4 path (sgl-kernel's
     /// `moe_wna16_marlin_gemm`, ported from vLLM), so it takes [`Self::VllmMarlin`]'s bounds
     /// (an int4 tile's dequant is a shift and a multiply, no costlier than e2m1's). sm80 / sm90
-    /// only: no Marlin rate was derived for sm100 (refused there, `spec::server`).
+    /// only: no Marlin rate was derived for sm100 (refused there before SGLang 0.5.10,
+    /// `spec::server`).
     SglangMarlinInt4,
+    /// SGLang 0.5.10+ on sm100 over int4 group-32 experts: `server_args.py` marks Kimi-K2 /
+    /// K2.5 thinking int4 (`is_kimi_k2_k25_thinking_int4`: compressed-tensors, 4-bit int
+    /// weights, group 32) and sets `moe_runner_backend = "flashinfer_trtllm"` ("Use
+    /// flashinfer_trtllm as MoE runner backend on Blackwell for Kimi K2 / K2.5 thinking int4",
+    /// 0.5.14 l. 3683-3736; 0.5.10 l. 1623; absent in 0.5.9, which runs Marlin), so
+    /// `CompressedTensorsMxInt4MoE` runs flashinfer's `trtllm_mxint4_block_scale_moe`
+    /// (compressed_tensors.py 0.5.14 l. 677-685). AIConfigurator measured that kernel (moe
+    /// rows `int4_wo`, lane sglang_flashinfer_trtllm_moe); off the table the roofline takes
+    /// the profile's sm100 TRT-LLM MoE rates, as [`Self::SglangProfile`].
+    SglangTrtllmMxint4,
 }
 
 /// The kernel running this server's routed experts, `None` unless they are MXFP4.
 pub fn kernel(hw: &HardwareProfile, server: &ServerConfig) -> Option<Mxfp4Kernel> {
     if server.weight_format == WeightFormat::W4a16Int4 {
-        return Some(Mxfp4Kernel::SglangMarlinInt4);
+        let trtllm = hw.arch == Arch::Blackwell
+            && server.vllm.is_none()
+            && server.version >= crate::spec::hf_quant::TRTLLM_MXINT4_FROM;
+        return Some(if trtllm {
+            Mxfp4Kernel::SglangTrtllmMxint4
+        } else {
+            Mxfp4Kernel::SglangMarlinInt4
+        });
     }
     if server.weight_format != WeightFormat::Mxfp4 {
         return None;
@@ -324,7 +342,7 @@ impl Mxfp4Kernel {
         let e = &hw.efficiency;
         let moe_gemm = e.moe_gemm.unwrap_or(e.gemm);
         match self {
-            Mxfp4Kernel::SglangProfile => ExpertRates {
+            Mxfp4Kernel::SglangProfile | Mxfp4Kernel::SglangTrtllmMxint4 => ExpertRates {
                 peak_eff: moe_gemm * e.mxfp4_compute,
                 memory_mult: e.mxfp4_memory,
                 half_tokens: e.mxfp4_half_tokens.unwrap_or(e.gemm_half_tokens),
@@ -378,6 +396,10 @@ impl Mxfp4Kernel {
             Mxfp4Kernel::VllmNative => format!(
                 "MXFP4 experts: vLLM's native MXFP4 MoE, no table row: moe_gemm {:.3}",
                 r.peak_eff
+            ),
+            Mxfp4Kernel::SglangTrtllmMxint4 => format!(
+                "int4 W4A16 experts (group 32): SGLang >= 0.5.10 on sm100 runs flashinfer's trtllm_mxint4_block_scale_moe (moe_runner_backend flashinfer_trtllm for Kimi-K2/K2.5 int4); off the measured int4_wo rows, the profile's TRT-LLM MoE rates: {:.3} of the bf16 peak at large M, memory × {:.3}, half at {:.1} rows",
+                r.peak_eff, r.memory_mult, r.half_tokens
             ),
             Mxfp4Kernel::SglangMarlinInt4 => format!(
                 "int4 W4A16 experts (group 32): SGLang's fused_marlin_moe (compressed-tensors WNA16), priced with vLLM Marlin's bounds {}",

@@ -9,8 +9,11 @@
 //!   W8A8 INT8 (SGLang reads the format from the checkpoint's `quantization_config`, so the
 //!   name stands in for the config). Before this, the name was dropped silently and the bf16
 //!   base priced every such run at twice its weight bytes.
-//! - **Refusals.** Formats servesim does not price (AWQ, GPTQ, NVFP4, bitsandbytes, GGUF, …)
-//!   are refused in one line. They are not priced as bf16.
+//! - **NVFP4.** `-NVFP4` (any publisher) and `-FP4` on NVIDIA's own ids are ModelOpt NVFP4
+//!   builds, priced as NVFP4 with their FP8 KV cache ([`super::nvfp4`]); another publisher's
+//!   bare `-FP4` is refused.
+//! - **Refusals.** Formats servesim does not price (AWQ, GPTQ, bitsandbytes, GGUF, …) are
+//!   refused in one line. They are not priced as bf16.
 //! - **Notes.** Each choice becomes a model note, printed with every run.
 //!
 //! A real `config.json` (a path) always wins: this is only for names with no file.
@@ -185,8 +188,6 @@ const UNPRICED: &[(&str, &str)] = &[
     ("w4a16", "W4A16 (4-bit weights)"),
     ("w4a8", "W4A8 (4-bit weights)"),
     ("w8a16", "W8A16 (8-bit weights, 16-bit activations)"),
-    ("nvfp4", "NVFP4"),
-    ("fp4", "FP4"),
     ("bnb", "bitsandbytes"),
     ("4bit", "4-bit weights"),
     ("8bit", "8-bit bitsandbytes weights"),
@@ -235,6 +236,22 @@ pub fn format_in_suffix(
 /// Applies what `suffix` states to `model`, resolved from the checkpoint `id`: the weight format
 /// (with a note when it differs from the bundled model's), or a one-line refusal.
 pub fn apply_suffix(model: &mut ModelSpec, id: &str, suffix: &str) -> Result<()> {
+    let lower = suffix.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower.split(['-', '.', '_']).collect();
+    match super::nvfp4::named(id, &tokens) {
+        Some(true) => {
+            super::nvfp4::apply_name(model, id);
+            return Ok(());
+        }
+        Some(false) => {
+            return Err(Error::Msg(format!(
+                "model `{id}`: the name states FP4 outside NVIDIA's own NVFP4 builds, a format \
+                 servesim cannot tell from the name (it prices {}); pass its config.json",
+                WeightFormat::NAMES
+            )))
+        }
+        None => {}
+    }
     let format = format_in_suffix(suffix, model.moe.is_some())
         .map_err(|why| Error::Msg(format!("model `{id}`: {why}; pass its config.json to be told exactly, or --quantization to price it as one of those")))?;
     if let Some(format) = format.filter(|f| *f != model.weights) {

@@ -22,8 +22,8 @@ pub struct Peaks {
     #[serde(default)]
     pub int8_ops_per_s: Option<f64>,
     /// Dense FP4 (NVFP4 / MXFP4) tensor throughput; absent where the chip has none or the
-    /// profile does not state it (0 in the envelope's order). Read only by
-    /// `cost::kernels::envelope::no_stronger`: B300 has B200's BF16, FP8, HBM and NVLink
+    /// profile does not state it (0 in the envelope's order). Read by the roofline of NVFP4
+    /// checkpoints (`ComputeType::Fp4`) and by `cost::kernels::envelope::no_stronger`: B300 has B200's BF16, FP8, HBM and NVLink
     /// figures but 1.5× its FP4 (and twice its attention exponent rate), so it is stronger.
     #[serde(default)]
     pub fp4_flops_per_s: Option<f64>,
@@ -557,6 +557,11 @@ impl HardwareProfile {
                 .peaks
                 .int8_ops_per_s
                 .unwrap_or(self.peaks.bf16_flops_per_s),
+            // A profile that states no FP4 rate is priced at its FP8 rate (then bf16's).
+            ComputeType::Fp4 => self
+                .peaks
+                .fp4_flops_per_s
+                .unwrap_or_else(|| self.peak_ops_per_s(ComputeType::Fp8)),
         }
     }
 
@@ -586,6 +591,8 @@ pub enum ComputeType {
     Bf16,
     Fp8,
     Int8,
+    /// NVFP4 weights and activations (W4A4) on FP4 tensor cores.
+    Fp4,
 }
 
 fn yes() -> bool {

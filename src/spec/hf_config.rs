@@ -21,7 +21,7 @@ use super::hf_fields::Config;
 use super::hf_quant::weight_format;
 use super::hf_refuse::refusal;
 use super::load::from_json_str;
-use super::model::{KvDtype, ModelSpec, MAX_LAYERS};
+use super::model::{ModelSpec, MAX_LAYERS};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -180,7 +180,7 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
         mla: None,
         linear_attention: None,
         weights: weight_format(cfg)?,
-        kv_cache_dtype: KvDtype::Bf16,
+        kv_cache_dtype: super::hf_quant::kv_cache_dtype(cfg),
         // EAGLE3 heads carry their own reduced-vocabulary LM head.
         draft_vocab_size: cfg.opt_u64("draft_vocab_size")?,
         vision_params: 0,

@@ -4,6 +4,12 @@ use super::model::WeightFormat;
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+/// The first SGLang release that serves int4 group-32 experts (`WeightFormat::W4a16Int4`) with
+/// flashinfer's TRT-LLM mxint4 MoE on sm100 (`cost::mxfp4::Mxfp4Kernel::SglangTrtllmMxint4`;
+/// server_args.py `is_kimi_k2_k25_thinking_int4` in the 0.5.10 and 0.5.14 wheels, absent in
+/// 0.5.9, which runs Marlin there).
+pub const TRTLLM_MXINT4_FROM: super::version::Version = super::version::Version::new(0, 5, 10);
+
 /// The checkpoint's weight format from `quantization_config` (bf16 when absent).
 pub(super) fn weight_format(cfg: &Config) -> Result<WeightFormat> {
     const FIELD: &str = "quantization_config.quant_method";
@@ -18,11 +24,22 @@ pub(super) fn weight_format(cfg: &Config) -> Result<WeightFormat> {
         Error::invalid(
             &cfg.source,
             FIELD,
-            format!("{what} is unsupported; supported: mxfp4, fp8, w8a8_int8, compressed-tensors with 8-bit int or float weights, or int4 group-32 weight-only routed experts"),
+            format!("{what} is unsupported; supported: mxfp4, fp8, w8a8_int8, modelopt NVFP4, compressed-tensors with 8-bit int or float weights, or int4 group-32 weight-only routed experts"),
         )
     };
     if method == "compressed-tensors" {
         return compressed_tensors(q).ok_or_else(|| unsupported(scheme_name(q)));
+    }
+    // NVIDIA ModelOpt (`quant_method: modelopt`): SGLang reads `quant_algo` (FP8 or NVFP4,
+    // ModelOptFp4Config.from_config, sglang 0.5.9 modelopt_quant.py:1053-1058); NVFP4 only here.
+    if method == "modelopt" {
+        return match q.get("quant_algo").and_then(Value::as_str) {
+            Some("NVFP4") => Ok(WeightFormat::Nvfp4),
+            other => Err(unsupported(format!(
+                "modelopt `{}`",
+                other.unwrap_or("(no quant_algo)")
+            ))),
+        };
     }
     WeightFormat::parse(method)
         .filter(|f| *f != WeightFormat::Bf16)
@@ -111,5 +128,31 @@ fn scheme_name(q: &Value) -> String {
             a.unwrap_or_else(|| "unquantised (16-bit)".into())
         ),
         (None, _) => "this compressed-tensors scheme".into(),
+    }
+}
+
+/// The KV cache dtype a checkpoint's quantization config asks `--kv-cache-dtype auto` for: FP8
+/// when ModelOpt states `kv_cache_quant_algo: FP8` or a `kv_cache_scheme` of 8-bit floats (SGLang
+/// maps both to FP8, sglang 0.5.9 modelopt_quant.py:1005-1024, model_runner.py:1669-1686), else
+/// bf16.
+pub(super) fn kv_cache_dtype(cfg: &Config) -> super::model::KvDtype {
+    use super::model::KvDtype;
+    let Some(q) = cfg.get("quantization_config") else {
+        return KvDtype::Bf16;
+    };
+    let algo_fp8 = q
+        .get("kv_cache_quant_algo")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a.eq_ignore_ascii_case("fp8"));
+    let scheme = q.get("kv_cache_scheme");
+    let scheme_fp8 = scheme
+        .and_then(|s| s.get("num_bits"))
+        .and_then(Value::as_u64)
+        == Some(8)
+        && scheme.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("float");
+    if algo_fp8 || scheme_fp8 {
+        KvDtype::Fp8
+    } else {
+        KvDtype::Bf16
     }
 }

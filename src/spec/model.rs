@@ -22,10 +22,19 @@ pub enum WeightFormat {
     /// attention, shared experts and dense MLPs ignored: Kimi-K2.5). SGLang runs the experts
     /// with its Marlin W4A16 fused MoE (`cost::mxfp4`).
     W4a16Int4,
+    /// NVFP4 (NVIDIA ModelOpt, `quant_algo: NVFP4`): e2m1 weights in groups of 16, one FP8 E4M3
+    /// scale per group and one FP32 scale per tensor (4 + 8/16 = 4.5 bits), on every linear
+    /// layer (attention, dense MLPs, shared and routed experts); the router, embedding and LM
+    /// head stay bf16. Activations are quantised to FP4 too (W4A4): SGLang runs the linears
+    /// with flashinfer's FP4 GEMM and the experts with flashinfer's TRT-LLM / CUTLASS FP4 MoE,
+    /// on Blackwell only (`ModelOptFp4Config.get_min_capability` 100; `ModelOptNvFp4FusedMoEMethod`
+    /// raises "Please use Blackwell and above": sglang 0.5.9
+    /// layers/quantization/modelopt_quant.py:951-954, 1334-1339).
+    Nvfp4,
 }
 
 impl WeightFormat {
-    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4, w4a16_int4";
+    pub const NAMES: &'static str = "bf16, fp8, w8a8_int8, mxfp4, w4a16_int4, nvfp4";
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().replace('-', "_").as_str() {
             "bf16" | "bfloat16" | "fp16" | "auto" | "none" => Some(Self::Bf16),
@@ -33,6 +42,8 @@ impl WeightFormat {
             "w8a8_int8" | "int8" | "w8a8" => Some(Self::W8a8Int8),
             "mxfp4" => Some(Self::Mxfp4),
             "w4a16_int4" => Some(Self::W4a16Int4),
+            // `modelopt_fp4` is SGLang's `--quantization` name for it.
+            "nvfp4" | "modelopt_fp4" => Some(Self::Nvfp4),
             _ => None,
         }
     }
@@ -44,6 +55,7 @@ impl WeightFormat {
             Self::W8a8Int8 => "w8a8_int8",
             Self::Mxfp4 => "mxfp4",
             Self::W4a16Int4 => "w4a16_int4",
+            Self::Nvfp4 => "nvfp4",
         }
     }
     /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
@@ -65,6 +77,7 @@ impl WeightFormat {
             Self::W8a8Int8 => (1.0 + 4.0 / 4096.0, 1.0 + 4.0 / 4096.0),
             Self::Mxfp4 => (2.0, 4.25 / 8.0),
             Self::W4a16Int4 => (2.0, 4.5 / 8.0),
+            Self::Nvfp4 => (4.5 / 8.0, 4.5 / 8.0),
         }
     }
 }

@@ -163,19 +163,27 @@ impl ServerConfig {
             model.check_tp(attn_tp)?;
         }
         let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
+        let trtllm_int4 =
+            hw.arch == Arch::Blackwell && version >= super::hf_quant::TRTLLM_MXINT4_FROM;
         if weight_format == WeightFormat::W4a16Int4
             && !matches!(hw.arch, Arch::Ampere | Arch::Hopper)
+            && !trtllm_int4
         {
-            // SGLang's Marlin W4A16 MoE is priced from sm80 / sm90 rates only (`cost::mxfp4`).
+            // SGLang's Marlin W4A16 MoE is priced from sm80 / sm90 rates only (`cost::mxfp4`);
+            // on sm100 SGLang 0.5.10+ runs flashinfer's TRT-LLM mxint4 MoE instead.
             return Err(Error::invalid(
                 "--hardware",
                 "hardware",
                 format!(
                     "{}: int4 W4A16 experts (SGLang's Marlin fused MoE) are priced on sm80 and \
-                     sm90 only, not on {}",
+                     sm90 only, and on sm100 from SGLang 0.5.10 (flashinfer TRT-LLM mxint4 \
+                     MoE), not on {} with SGLang {version}",
                     model.name, hw.name
                 ),
             ));
+        }
+        if weight_format == WeightFormat::Nvfp4 {
+            super::nvfp4::check_gpu(&model.name, hw)?;
         }
         let (expert_parallel, ep_notes) = ExpertParallel::resolve_sglang(
             &flags.expert_parallel,
@@ -184,7 +192,10 @@ impl ServerConfig {
             dp_attention,
             model,
         )?;
-        let kv_dtype = parse::kv_dtype(flags.kv_cache_dtype.as_deref(), model.kv_cache_dtype)?;
+        let kv_dtype = parse::kv_dtype(
+            flags.kv_cache_dtype.as_deref(),
+            super::nvfp4::auto_kv(model, weight_format, version),
+        )?;
         let is_npu = hw.arch == Arch::Ascend;
         let disable_cuda_graph = flags.disable_cuda_graph
             || defaults::graphs_forced_off(&model.architecture, model.mla.is_some(), version);

@@ -13,6 +13,7 @@ mod glm;
 mod kimi_k25;
 mod llama4;
 mod names;
+mod nvfp4;
 mod qwen35;
 mod refusals;
 

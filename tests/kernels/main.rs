@@ -15,6 +15,7 @@ use servesim::spec::server::{ServerConfig, ServerFlags};
 
 mod decode;
 mod mxfp4;
+mod nvfp4;
 
 #[test]
 fn bundled_tables_hold_the_parquet_values() {

@@ -45,8 +45,10 @@ fn kimi_k2_5_int4_experts_on_h200_cost_marlin_by_hand() {
     }
 }
 
-/// No Marlin rate was derived for sm100, and vLLM's int4 MoE path is not modelled: both are
-/// refused in one line rather than priced by another kernel's numbers.
+/// No Marlin rate was derived for sm100 (where SGLang before 0.5.10 runs Marlin; 0.5.10+ runs
+/// flashinfer's TRT-LLM mxint4 MoE, priced from its measured rows, tests/kernels/nvfp4.rs), and
+/// vLLM's int4 MoE path is not modelled: both are refused in one line rather than priced by
+/// another kernel's numbers.
 #[test]
 fn kimi_k2_5_is_refused_where_its_kernel_is_not_priced() {
     use servesim::spec::engine::{resolve, Engine};
@@ -54,6 +56,7 @@ fn kimi_k2_5_is_refused_where_its_kernel_is_not_priced() {
     let b200 = load_hardware("b200-sxm-180gb").unwrap();
     let flags = ServerFlags {
         tp: Some(8),
+        sglang_version: Some("0.5.9".parse().unwrap()),
         ..Default::default()
     };
     let e = resolve(Engine::Sglang, &flags, &b200, &m)

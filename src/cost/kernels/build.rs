@@ -22,6 +22,8 @@ fn gemm_dtypes(w: WeightFormat) -> &'static [&'static str] {
         // SGLang runs FP8 checkpoints (DeepSeek, Qwen3-FP8) with 128×128 block scales.
         WeightFormat::Fp8 => &["fp8_block", "fp8"],
         WeightFormat::W8a8Int8 => &[],
+        // SGLang's measured NVFP4 GEMM (flashinfer CuTe-DSL on sm100, CUTLASS on sm120).
+        WeightFormat::Nvfp4 => &["nvfp4"],
     }
 }
 
@@ -32,14 +34,23 @@ fn moe_dtypes(hw: &HardwareProfile, server: &ServerConfig) -> &'static [&'static
         WeightFormat::Bf16 => &["bf16"],
         WeightFormat::Fp8 => &["fp8_block"],
         WeightFormat::Mxfp4 => crate::cost::mxfp4::moe_table_dtypes(hw, server),
-        // No measured int4 MoE rows: the roofline of SGLang's Marlin kernel (`cost::mxfp4`).
+        // SGLang's measured NVFP4 MoE (flashinfer TRT-LLM on sm100, CUTLASS on sm120).
+        WeightFormat::Nvfp4 => &["nvfp4"],
+        // int4 experts: the measured TRT-LLM mxint4 rows where SGLang runs that kernel (sm100,
+        // 0.5.10+); no measured Marlin rows: its roofline elsewhere (`cost::mxfp4`).
+        WeightFormat::W4a16Int4
+            if crate::cost::mxfp4::kernel(hw, server)
+                == Some(crate::cost::mxfp4::Mxfp4Kernel::SglangTrtllmMxint4) =>
+        {
+            &["int4_wo"]
+        }
         WeightFormat::W8a8Int8 | WeightFormat::W4a16Int4 => &[],
     }
 }
 
 /// The single-rank MoE curve `c` (dtype `d`, `moe_tp` ranks) repriced from the table's
 /// power-law routing to independent tokens' ([`super::moe_routing`]), with its `--explain`
-/// note; bf16 and block-FP8 experts only (other dtypes unchanged).
+/// note; bf16, block-FP8, NVFP4 and int4 experts only (other dtypes unchanged).
 fn uniform_routing(
     c: Curve,
     hw: &HardwareProfile,
@@ -51,6 +62,7 @@ fn uniform_routing(
     let bytes_per_param = match d {
         "bf16" => 2.0,
         "fp8_block" => 1.0,
+        "nvfp4" | "int4_wo" => 4.5 / 8.0,
         _ => return (c, String::new()),
     };
     let expert_bytes =

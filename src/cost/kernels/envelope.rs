@@ -55,6 +55,10 @@ pub struct Recipe {
     tables: Box<Tables>,
     /// The deployment runs an untuned fused-MoE config (`moe_config`).
     untuned_moe: bool,
+    /// The int4 expert kernel on the deployment's GPU (`cost::mxfp4`), when its experts are
+    /// int4: a ladder GPU where SGLang runs another one (TRT-LLM mxint4 on sm100 from 0.5.10,
+    /// Marlin on sm80/sm90) is other software and bounds nothing.
+    int4_kernel: Option<crate::cost::mxfp4::Mxfp4Kernel>,
 }
 
 /// A profile's bundled tables for the deployment's server.
@@ -78,6 +82,9 @@ impl Bound {
 
     fn build(&self) -> Option<KernelCost> {
         let (w, r) = (self.profile, &*self.recipe);
+        if r.int4_kernel.is_some() && crate::cost::mxfp4::kernel(w, &r.server) != r.int4_kernel {
+            return None;
+        }
         // SGLang's default attention backend for that GPU when it lacks the deployment's
         // (FA3 is Hopper-only).
         let mut ws = r.server.clone();
@@ -180,6 +187,9 @@ impl KernelCost {
             server: server.clone(),
             tables: Box::new(tables),
             untuned_moe: self.untuned_moe_floor_ns.is_some(),
+            int4_kernel: (server.weight_format == crate::spec::model::WeightFormat::W4a16Int4)
+                .then(|| crate::cost::mxfp4::kernel(hw, server))
+                .flatten(),
         });
         self.bounds = ladder(hw)
             .into_iter()

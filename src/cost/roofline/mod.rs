@@ -107,6 +107,7 @@ impl Roofline {
         let linear_compute = match server.weight_format {
             WeightFormat::Fp8 => ComputeType::Fp8,
             WeightFormat::W8a8Int8 => ComputeType::Int8,
+            WeightFormat::Nvfp4 => ComputeType::Fp4,
             WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => ComputeType::Bf16,
         };
         let nh_r = model.q_heads_per_rank(server.attn_tp);

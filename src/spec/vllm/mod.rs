@@ -230,13 +230,18 @@ pub fn resolve(
         ));
     }
     let weight_format = WeightFormat::from_flag(flags.quantization.as_deref(), model.weights)?;
-    if weight_format == WeightFormat::W4a16Int4 {
+    if matches!(weight_format, WeightFormat::W4a16Int4 | WeightFormat::Nvfp4) {
         return Err(Error::invalid(
             "--engine",
             "engine",
             format!(
-                "{}: vLLM's int4 W4A16 MoE path is not modelled; use --engine sglang",
-                model.name
+                "{}: vLLM's {} path is not modelled; use --engine sglang",
+                model.name,
+                if weight_format == WeightFormat::Nvfp4 {
+                    "NVFP4"
+                } else {
+                    "int4 W4A16 MoE"
+                }
             ),
         ));
     }
