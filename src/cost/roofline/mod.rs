@@ -50,8 +50,7 @@ pub struct Roofline {
     kv_bytes_per_token_layer: f64,
     window_tokens: Option<f64>,
     windowed_layers: f64,
-    /// Gated delta-net linear-attention layers ([`super::gdn`]), priced instead of softmax
-    /// attention on their layers.
+    /// Gated delta-net layers ([`super::gdn`]), priced instead of softmax attention on them.
     gdn: Option<super::gdn::GdnCost>,
     /// The prefill kernel's window clips only the cached prefix ([`super::window`]).
     window_prefix_only: bool,
