@@ -89,19 +89,7 @@ impl GdnCost {
 mod tests {
     use super::*;
     use crate::spec::bundled::load_hardware;
-
-    fn qwen35_27b() -> LinearAttention {
-        LinearAttention {
-            layers: 48,
-            num_k_heads: 16,
-            num_v_heads: 48,
-            head_k_dim: 128,
-            head_v_dim: 128,
-            conv_kernel: 4,
-            ssm_state_bytes: 4.0,
-            full_attention_output_gate: true,
-        }
-    }
+    use crate::spec::linear_attention::qwen35_27b;
 
     fn decode(bs: u64, ctx: u64) -> BatchShape {
         BatchShape {

@@ -107,22 +107,24 @@ impl LinearAttention {
     }
 }
 
+/// Qwen3.5-27B's GDN layers, by hand from its config (unit tests here and in `cost::gdn`).
+#[cfg(test)]
+pub(crate) fn qwen35_27b() -> LinearAttention {
+    LinearAttention {
+        layers: 48,
+        num_k_heads: 16,
+        num_v_heads: 48,
+        head_k_dim: 128,
+        head_v_dim: 128,
+        conv_kernel: 4,
+        ssm_state_bytes: 4.0,
+        full_attention_output_gate: true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn qwen35_27b() -> LinearAttention {
-        LinearAttention {
-            layers: 48,
-            num_k_heads: 16,
-            num_v_heads: 48,
-            head_k_dim: 128,
-            head_v_dim: 128,
-            conv_kernel: 4,
-            ssm_state_bytes: 4.0,
-            full_attention_output_gate: true,
-        }
-    }
 
     /// By hand for Qwen3.5-27B (config.json: hidden 5120, 16 key heads and 48 value heads of
     /// 128, conv 4): in 5120·(2·2048 + 2·6144 + 2·48) = 84 377 600, conv 10 240·4 = 40 960,

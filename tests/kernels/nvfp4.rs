@@ -1,6 +1,7 @@
 //! NVFP4 checkpoints on B200 are priced from SGLang's measured NVFP4 kernels (AIConfigurator
 //! 0.12.0 `nvfp4` GEMM and MoE rows), checked against values read from the parquet by hand.
 use super::*;
+use servesim::cost::breakdown::CostItem;
 
 #[test]
 fn b200_nvfp4_rows_hold_the_parquet_values() {
@@ -25,18 +26,22 @@ fn b200_nvfp4_rows_hold_the_parquet_values() {
     assert!((ns / 47_472.9 - 1.0).abs() < 6e-4, "gemm: {ns}");
 }
 
+/// The routed experts' line of `k`'s `--explain` for `shape`.
+fn moe_item(k: &dyn StepCost, shape: &BatchShape) -> CostItem {
+    k.explain(shape)
+        .items
+        .into_iter()
+        .find(|i| i.component.name() == "moe")
+        .unwrap()
+}
+
 #[test]
 fn qwen3_235b_nvfp4_on_b200_prices_its_experts_from_the_nvfp4_rows() {
     // Qwen3-235B-A22B at TP 4: 94 MoE layers of 128 experts (4096 × 1536, top 8), one rank
     // holding a quarter of each expert: the nvfp4 row above. A prefill of 8192 tokens touches
     // every expert under either routing, so the row stands as measured: 442.4 µs per layer.
     let (k, _, server) = deployment("b200-sxm-180gb", "nvidia/Qwen3-235B-A22B-NVFP4", 4).unwrap();
-    let item = k
-        .explain(&prefill(8192, 0))
-        .items
-        .into_iter()
-        .find(|i| i.component.name() == "moe")
-        .unwrap();
+    let item = moe_item(k.as_ref(), &prefill(8192, 0));
     assert!(item.detail.contains("nvfp4"), "{}", item.detail);
     let layer_us = item.time_ns / 94.0 / 1e3;
     assert!(
@@ -47,12 +52,7 @@ fn qwen3_235b_nvfp4_on_b200_prices_its_experts_from_the_nvfp4_rows() {
     // A decode step of 64 can only touch more experts under uniform routing than the table's
     // power law: never below the row (71.41 µs), and not above reading every expert's quarter
     // (128 × 3·4096·384 × 4.5/8 B = 340 MB at 8 TB/s = 42.5 µs) on top of it.
-    let item = k
-        .explain(&decode(&server, 64, 1024))
-        .items
-        .into_iter()
-        .find(|i| i.component.name() == "moe")
-        .unwrap();
+    let item = moe_item(k.as_ref(), &decode(&server, 64, 1024));
     let layer_us = item.time_ns / 94.0 / 1e3;
     assert!(
         (71.41 * 0.999..=71.41 + 42.5).contains(&layer_us),
@@ -82,12 +82,7 @@ fn kimi_k2_5_int4_experts_on_b200_take_the_trtllm_mxint4_rows_from_sglang_0_5_10
     // 384, moe_tp 8, moe_ep 1: 8192 tokens 1.466145 ms (every expert touched under either
     // routing, so the row stands). Kimi-K2.5 has 60 MoE layers (61, first_k_dense_replace 1).
     let (k, _, _) = deployment("b200-sxm-180gb", "moonshotai/Kimi-K2.5", 8).unwrap();
-    let item = k
-        .explain(&prefill(8192, 0))
-        .items
-        .into_iter()
-        .find(|i| i.component.name() == "moe")
-        .unwrap();
+    let item = moe_item(k.as_ref(), &prefill(8192, 0));
     assert!(item.detail.contains("int4_wo"), "{}", item.detail);
     let layer_us = item.time_ns / 60.0 / 1e3;
     assert!(
