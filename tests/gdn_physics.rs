@@ -3,6 +3,8 @@
 //! backends a step never gets cheaper with more batch or context, and A100 → H100 → H200 →
 //! B200 is never slower at the same shape. Plus the mechanism's signature: a decode step's
 //! growth with context comes from the full-attention layers only.
+#[path = "common/mod.rs"]
+mod common;
 use servesim::cost::{BatchShape, StepCost};
 use servesim::simulation::Scenario;
 use servesim::spec::server::ServerFlags;
@@ -35,20 +37,11 @@ fn cost(hw: &str, model: &str, tp: u64, backend: &str) -> Option<Box<dyn StepCos
 }
 
 fn decode(bs: u64, ctx: u64) -> BatchShape {
-    BatchShape {
-        decode_reqs: bs,
-        decode_ctx_sum: bs * ctx,
-        graph_bs: Some(bs),
-        ..Default::default()
-    }
+    common::decode_shape(bs, ctx)
 }
 
 fn prefill(reqs: u64, extend: u64) -> BatchShape {
-    let mut s = BatchShape::default();
-    for _ in 0..reqs {
-        s.add_prefill(extend, 0, None);
-    }
-    s
+    common::prefill_shape(reqs, extend)
 }
 
 fn t(c: &dyn StepCost, s: &BatchShape) -> f64 {

@@ -9,6 +9,8 @@
 //! `validation/kernel-transfer-notes.md`. Also the physics of the two transferred profiles:
 //! H800 (H100's die, NVLink cut to 200 GB/s a direction) is never faster than H100, and H20's
 //! transferred price never drops when its datasheet figures rise.
+#[path = "common/mod.rs"]
+mod common;
 use servesim::cost::breakdown::Component;
 use servesim::cost::kernels::db::KernelDb;
 use servesim::cost::kernels::KernelCost;
@@ -48,20 +50,11 @@ fn resolve_with(
 }
 
 fn decode(bs: u64, ctx: u64) -> BatchShape {
-    BatchShape {
-        decode_reqs: bs,
-        decode_ctx_sum: bs * ctx,
-        graph_bs: Some(bs),
-        ..Default::default()
-    }
+    common::decode_shape(bs, ctx)
 }
 
 fn prefill(reqs: u64, extend: u64) -> BatchShape {
-    let mut s = BatchShape::default();
-    for _ in 0..reqs {
-        s.add_prefill(extend, 0, None);
-    }
-    s
+    common::prefill_shape(reqs, extend)
 }
 
 fn shapes() -> Vec<BatchShape> {

@@ -165,3 +165,24 @@ pub fn checked_gpt_oss_run(
     sc.check_invariants = true;
     servesim::simulation::run(&sc).expect("the run completes")
 }
+
+/// A CUDA-graph decode batch of `bs` requests at `ctx` tokens of context each.
+#[allow(dead_code)]
+pub fn decode_shape(bs: u64, ctx: u64) -> servesim::cost::BatchShape {
+    servesim::cost::BatchShape {
+        decode_reqs: bs,
+        decode_ctx_sum: bs * ctx,
+        graph_bs: Some(bs),
+        ..Default::default()
+    }
+}
+
+/// A prefill of `reqs` requests extending `extend` tokens each, nothing cached.
+#[allow(dead_code)]
+pub fn prefill_shape(reqs: u64, extend: u64) -> servesim::cost::BatchShape {
+    let mut s = servesim::cost::BatchShape::default();
+    for _ in 0..reqs {
+        s.add_prefill(extend, 0, None);
+    }
+    s
+}
