@@ -63,6 +63,15 @@ pub fn attention_backend(
         {
             "trtllm_mla"
         }
+        // Kimi-K2.5's wrapper joins DeepSeek's sm100 list in 0.5.9 (server_args.py 0.5.9
+        // l. 1197-1199, 0.5.14 l. 3519-3522; not in 0.5.8.post1).
+        Arch::Blackwell
+            if version >= v(0, 5, 9)
+                && is_mla
+                && model_arch == "KimiK25ForConditionalGeneration" =>
+        {
+            "trtllm_mla"
+        }
         // sm100 MLA: flashinfer from 0.4.7 (`elif is_sm100_supported()`), triton before.
         Arch::Blackwell if version >= v(0, 4, 7) && is_mla => "flashinfer",
         _ if gpt_oss => "triton",
@@ -101,6 +110,16 @@ mod tests {
         );
         assert_eq!(
             attention_backend(Arch::Ampere, "Qwen3ForCausalLM", false, v),
+            "flashinfer"
+        );
+        // sm100: Kimi-K2.5 takes DeepSeek's trtllm_mla from 0.5.9, flashinfer before.
+        let kimi = "KimiK25ForConditionalGeneration";
+        assert_eq!(
+            attention_backend(Arch::Blackwell, kimi, true, Version::new(0, 5, 9)),
+            "trtllm_mla"
+        );
+        assert_eq!(
+            attention_backend(Arch::Blackwell, kimi, true, Version::post(0, 5, 8, 1)),
             "flashinfer"
         );
         // Hopper: FA3_ARCHS only before 0.5.8, every model from 0.5.8.
