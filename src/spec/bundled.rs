@@ -294,6 +294,11 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     let Some(last) = checkpoint_last(name_or_path) else {
         return Ok(None);
     };
+    if let Some((arch, why)) = checkpoint_name::refused_by_name(&last) {
+        return Err(Error::Msg(format!(
+            "model `{name_or_path}` ({arch}): {why}, which servesim does not price"
+        )));
+    }
     if let Some(why) = checkpoint_name::other_model(&last) {
         return Err(Error::Msg(format!(
             "model `{name_or_path}`: {why}; servesim bundles no config for it: pass its \

@@ -154,6 +154,25 @@ const OTHER_MODELS: &[(&str, &str)] = &[(
      layers, 64 experts), not GLM-4.7's layer stack",
 )];
 
+/// Checkpoint names (lower-cased, no organisation; builds such as `-exp`, `-fp8` included) of
+/// architectures servesim refuses, with that architecture: refused by name with the mechanism
+/// ([`super::hf_refuse`]) instead of "not bundled", since a config.json would be refused too.
+/// DeepSeek-V3.2 and GLM-5 from aiconfigurator 0.10.0's `model_configs` (`architectures`).
+const REFUSED_BY_NAME: &[(&str, &str)] = &[
+    ("deepseek-v3.2", "DeepseekV32ForCausalLM"),
+    ("glm-5", "GlmMoeDsaForCausalLM"),
+    ("minimax-m3", "MiniMaxM3ForCausalLM"),
+];
+
+/// The architecture and the reason servesim refuses the checkpoint `name` (lower-cased, no
+/// organisation), when its name says it is one of [`REFUSED_BY_NAME`].
+pub fn refused_by_name(name: &str) -> Option<(&'static str, &'static str)> {
+    let (_, arch) = REFUSED_BY_NAME
+        .iter()
+        .find(|(base, _)| names_build_of(name, base))?;
+    Some((arch, super::hf_refuse::refusal(arch)?))
+}
+
 /// Why `name` (lower-cased, no organisation) is not the model its name starts with, when it is
 /// one of [`OTHER_MODELS`].
 pub fn other_model(name: &str) -> Option<&'static str> {

@@ -64,3 +64,35 @@ fn minimax_lightning_layers_and_int4_weights_are_refused_with_the_reason() {
         "{e}"
     );
 }
+
+/// A checkpoint named by id whose architecture is refused says why by name (the same reason a
+/// config.json would get), rather than "not bundled, pass its config.json"; builds of those
+/// names too, and a same-architecture DeepSeek build still resolves.
+#[test]
+fn refused_architectures_are_refused_by_checkpoint_name() {
+    use servesim::spec::bundled::load_model;
+    for (id, arch, mechanism) in [
+        (
+            "deepseek-ai/DeepSeek-V3.2-Exp",
+            "DeepseekV32ForCausalLM",
+            "sparse attention",
+        ),
+        (
+            "zai-org/GLM-5-FP8",
+            "GlmMoeDsaForCausalLM",
+            "sparse attention",
+        ),
+        (
+            "MiniMaxAI/MiniMax-M3",
+            "MiniMaxM3ForCausalLM",
+            "block-sparse",
+        ),
+    ] {
+        let e = load_model(id).unwrap_err().to_string();
+        assert!(
+            e.contains(arch) && e.contains(mechanism) && !e.contains("config.json"),
+            "{id}: {e}"
+        );
+    }
+    assert!(load_model("deepseek-ai/DeepSeek-V3.1").is_ok());
+}
