@@ -318,6 +318,11 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     };
     checkpoint_name::apply_suffix(&mut model, name_or_path, &suffix)?;
     model.notes.extend(note);
+    // The checkpoint is the one named (`zai-org/GLM-4.6-FP8`), not the stand-in it is priced
+    // with: `plan`'s launch command and the draft-is-target check name it.
+    if super::hf_config::looks_like_hub_id(name_or_path) {
+        model.hf_id = Some(name_or_path.to_string());
+    }
     Ok(Some(model))
 }
 

@@ -234,7 +234,7 @@ fn model_name(name_or_path: Option<&str>, origin: &Path) -> String {
 }
 
 /// `org/name` on the Hub, as opposed to a local path.
-fn looks_like_hub_id(s: &str) -> bool {
+pub(crate) fn looks_like_hub_id(s: &str) -> bool {
     let mut parts = s.split('/');
     matches!((parts.next(), parts.next(), parts.next()), (Some(org), Some(name), None)
         if !org.is_empty() && !name.is_empty() && !org.starts_with('.') && !s.contains('\\'))

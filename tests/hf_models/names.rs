@@ -154,3 +154,31 @@ fn mistral_checkpoint_names_resolve() {
     let m = load_model("neuralmagic/Mistral-7B-Instruct-v0.3-FP8").unwrap();
     assert_eq!(m.weights, WeightFormat::Fp8);
 }
+
+/// A checkpoint resolved by name keeps the id it was named by: the launch command `plan`
+/// prints deploys that checkpoint (`zai-org/GLM-4.6-FP8`), not the bundled stand-in
+/// (`zai-org/GLM-4.6`, twice the weight bytes) it was priced with.
+#[test]
+fn a_checkpoint_resolved_by_name_keeps_its_id_in_the_launch_command() {
+    use servesim::plan::launch::sglang_launch_server;
+    use servesim::simulation::Scenario;
+    use servesim::spec::server::ServerFlags;
+    use servesim::spec::workload::{ClientFlags, ScenarioFile};
+    let id = "zai-org/GLM-4.6-FP8";
+    assert_eq!(load_model(id).unwrap().hf_id.as_deref(), Some(id));
+    let flags = ServerFlags {
+        tp: Some(8),
+        ..Default::default()
+    };
+    let sc = Scenario::resolve(
+        &ScenarioFile::default(),
+        Some("h200-sxm-141gb"),
+        Some(id),
+        &flags,
+        &ClientFlags::default(),
+    )
+    .unwrap();
+    let launch = sglang_launch_server(&sc);
+    assert!(launch.contains(&format!("--model-path {id} ")), "{launch}");
+    assert!(!launch.contains("--quantization"), "{launch}");
+}
