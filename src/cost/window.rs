@@ -43,6 +43,12 @@ pub fn applied(model: &ModelSpec, server: &ServerConfig) -> Option<(u64, u64)> {
     on.then_some((w.window_tokens, w.layers))
 }
 
+/// [`applied`] as the cost backends hold it: the window in tokens (`None` without one) and
+/// the windowed layers (0 without).
+pub fn applied_for_cost(model: &ModelSpec, server: &ServerConfig) -> (Option<f64>, f64) {
+    applied(model, server).map_or((None, 0.0), |(w, l)| (Some(w as f64), l as f64))
+}
+
 /// The window tokens of [`applied`], for the batch shapes' windowed work.
 pub fn applied_tokens(model: &ModelSpec, server: &ServerConfig) -> Option<u64> {
     applied(model, server).map(|(w, _)| w)

@@ -58,6 +58,16 @@ impl WeightFormat {
             Self::Nvfp4 => "nvfp4",
         }
     }
+    /// The arithmetic the dense linear layers run in (MXFP4 / int4 builds keep them bf16).
+    pub fn linear_compute(self) -> super::hardware::ComputeType {
+        use super::hardware::ComputeType;
+        match self {
+            Self::Fp8 => ComputeType::Fp8,
+            Self::W8a8Int8 => ComputeType::Int8,
+            Self::Nvfp4 => ComputeType::Fp4,
+            Self::Bf16 | Self::Mxfp4 | Self::W4a16Int4 => ComputeType::Bf16,
+        }
+    }
     /// The `--quantization` flag's format, or `default` (the model's) when it is not given.
     pub fn from_flag(flag: Option<&str>, default: Self) -> Result<Self> {
         match flag {

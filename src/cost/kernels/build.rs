@@ -494,6 +494,7 @@ impl KernelCost {
         let gpus = [s(tp)];
         let lane = |l: &str| [s(tp), s(l)];
         let first_table = db.table("gemm").or_else(|| db.table("moe"));
+        let (window, windowed_layers) = crate::cost::window::applied_for_cost(model, server);
         let mut cost = KernelCost {
             overheads: Overheads::for_backend(hw, model, server, true),
             provenance: format!(
@@ -509,9 +510,8 @@ impl KernelCost {
             num_layers: model.num_layers as f64,
             dense_layers: (model.num_layers - model.moe_layers()) as f64,
             moe_layers: model.moe_layers() as f64,
-            windowed_layers: crate::cost::window::applied(model, server)
-                .map_or(0.0, |(_, l)| l as f64),
-            window: crate::cost::window::applied(model, server).map(|(w, _)| w as f64),
+            windowed_layers,
+            window,
             window_prefix_only: crate::cost::window::extend_clips_prefix_only(server),
             attn_gemms: lin(ops::attention(model, server.attn_tp)),
             dense_mlp: lin(ops::dense_mlp(model, tp)),

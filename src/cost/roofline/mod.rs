@@ -103,12 +103,7 @@ impl Roofline {
         let dense = model.layer_params(0, tp);
         let sparse = model.layer_params(model.num_layers.saturating_sub(1), tp);
         let (lin_b, exp_b) = server.weight_format.bytes_per_param();
-        let linear_compute = match server.weight_format {
-            WeightFormat::Fp8 => ComputeType::Fp8,
-            WeightFormat::W8a8Int8 => ComputeType::Int8,
-            WeightFormat::Nvfp4 => ComputeType::Fp4,
-            WeightFormat::Bf16 | WeightFormat::Mxfp4 | WeightFormat::W4a16Int4 => ComputeType::Bf16,
-        };
+        let linear_compute = server.weight_format.linear_compute();
         let nh_r = model.q_heads_per_rank(server.attn_tp);
         let (attn_flops_per_pair, decode_attn_flops_per_pair) = match &model.mla {
             // Extend runs MHA-style over decompressed K/V (qk dim nope+rope, v dim v_head).
@@ -131,6 +126,8 @@ impl Roofline {
                 placement.nodes, hw.link.devices_per_node, hw.name, hw.link.devices_per_node
             )));
         }
+        let (window_tokens, windowed_layers) = super::window::applied_for_cost(model, server);
+        let mxfp4 = super::mxfp4::kernel(hw, server);
         Ok(Roofline {
             placement,
             attn: hw.attention(super::unified_attention::efficiency_key(hw, server))?,
@@ -155,14 +152,14 @@ impl Roofline {
                 server.weight_format,
                 WeightFormat::Mxfp4 | WeightFormat::W4a16Int4
             ),
-            mxfp4: super::mxfp4::kernel(hw, server),
-            mxfp4_rates: super::mxfp4::kernel(hw, server).map(|k| k.rates(hw)),
+            mxfp4_rates: mxfp4.map(|k| k.rates(hw)),
+            mxfp4,
             lm_head_params: model.lm_head_params(tp),
             attn_flops_per_pair,
             decode_attn_flops_per_pair,
             kv_bytes_per_token_layer,
-            window_tokens: super::window::applied(model, server).map(|(w, _)| w as f64),
-            windowed_layers: super::window::applied(model, server).map_or(0.0, |(_, l)| l as f64),
+            window_tokens,
+            windowed_layers,
             gdn: model
                 .linear_attention
                 .as_ref()
