@@ -127,3 +127,21 @@ fn a_newer_gpu_is_never_slower_on_a_gdn_model() {
     }
     assert!(compared > 100, "{compared}");
 }
+
+/// A long-context decode step of a hybrid model reads the KV of every full-attention layer:
+/// Qwen3.5-27B at TP 1 caches 16 layers × 4 KV heads × 256 × 2 (K, V) × 2 B = 65,536 B per token
+/// (by hand from its config), so 64 requests at 32,768 tokens read 137.4 GB, plus at least
+/// 50 GB of bf16 weights (≥ 25B parameters), which H100's 3.35 TB/s HBM (datasheet) cannot
+/// stream in under 56 ms. A price
+/// spread over all 64 layers instead of the 16 that cache would read a quarter of that KV.
+#[test]
+fn a_hybrid_decode_reads_the_kv_of_its_full_attention_layers() {
+    let kv_bytes = 64.0 * 32768.0 * 65536.0;
+    let weight_bytes = 2.0 * 25e9;
+    let floor_ns = (kv_bytes + weight_bytes) / 3.35e12 * 1e9;
+    for backend in ["roofline", "kernels"] {
+        let c = cost("h100-sxm5-80gb", "Qwen/Qwen3.5-27B", 1, backend).unwrap();
+        let got = c.step_time(&decode(64, 32768)).gpu_ns;
+        assert!(got >= floor_ns, "{backend}: {got} ns < {floor_ns} ns");
+    }
+}

@@ -117,7 +117,10 @@ impl Roofline {
                 (f, f)
             }
         };
-        let kv_bytes_per_token_layer = server.kv_bytes_per_token / model.num_layers as f64;
+        // KV bytes per token of one layer that caches (a hybrid GDN model caches none on its
+        // linear layers: `kv_bytes_per_token` counts the full-attention layers only).
+        let kv_bytes_per_token_layer =
+            server.kv_bytes_per_token / model.full_attention_layers().max(1) as f64;
         let moe = model.moe.as_ref();
         let placement = Placement::packed(tp, hw.link.devices_per_node as u64);
         if placement.spans_nodes() && hw.link.inter_node().is_none() {
