@@ -235,6 +235,92 @@ fn a_tensor_parallel_group_larger_than_a_node_says_so() {
 }
 
 #[test]
+fn nnodes_spreads_the_group_over_nodes_and_its_all_reduces_cross_the_network() {
+    // SGLang runs tp / nnodes ranks on each node (launch_tensor_parallel_group, 0.5.9), and its
+    // custom all-reduce is off for a group spanning nodes (custom_all_reduce.py l. 94). So a
+    // pasted `--tp 8 --nnodes 2` is 4 + 4 H100s: each of Llama-3.1-70B's 2 × 80 all-reduces
+    // per decode step pays at least the profile's inter-node latency (15 µs: 2.4 ms a step),
+    // where one node's custom all-reduce of a 16 KB message costs under 10 µs (the profile's
+    // 10 µs custom-all-reduce latency is its upper bound): ≥ 0.8 ms more per token.
+    let tpot = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--num-prompts",
+            "8",
+            "--max-concurrency",
+            "1",
+            "--dataset-name",
+            "random",
+            "--random-input-len",
+            "128",
+            "--random-output-len",
+            "64",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--",
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "--tp",
+            "8",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = servesim(&args);
+        assert_eq!(code, 0, "{err}");
+        let line = out.lines().find(|l| l.starts_with("Median TPOT")).unwrap();
+        let ms: f64 = line.split_whitespace().last().unwrap().parse().unwrap();
+        (ms, err)
+    };
+    let (one_node, err) = tpot(&[]);
+    assert!(!err.contains("spans"), "{err}");
+    let (two_nodes, err) = tpot(&[
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--dist-init-addr",
+        "h:5000",
+    ]);
+    assert!(err.contains("spans 2 nodes (--nnodes 2: 4 ranks"), "{err}");
+    assert!(!err.contains("does not model"), "{err}");
+    assert!(
+        two_nodes - one_node >= 0.8,
+        "{one_node} ms vs {two_nodes} ms"
+    );
+    // A layout SGLang cannot launch is refused in one line.
+    fails_with(
+        &[
+            "run",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--model",
+            "llama-3.1-70b",
+            "--tp",
+            "8",
+            "--nnodes",
+            "3",
+        ],
+        &["--tp 8 must be a multiple of --nnodes 3"],
+    );
+    fails_with(
+        &[
+            "run",
+            "--hardware",
+            "h100-sxm5-80gb",
+            "--model",
+            "llama-3.1-70b",
+            "--tp",
+            "16",
+            "--nnodes",
+            "1",
+        ],
+        &["use --nnodes 2"],
+    );
+}
+
+#[test]
 fn a_trace_shorter_than_num_prompts_says_how_many_are_sent() {
     // trace_good.csv holds 3 requests.
     let (code, out, err) = servesim(&small_h100_run_args(&[

@@ -272,6 +272,8 @@ const HARMLESS_SERVER_FLAGS: &[&str] = &[
     "allow-auto-truncate",
     "collect-tokens-histogram",
     "random-seed",
+    "node-rank",
+    "dist-init-addr",
 ];
 
 /// Splits the ignored launch_server words into the harmless flags (with their values) and
@@ -474,15 +476,22 @@ mod tests {
     #[test]
     fn ignored_flags_that_may_change_the_result_are_told_apart() {
         let ignored: Vec<String> = "--host 0.0.0.0 --num-continuous-decode-steps 8 \
-             --log-level=info --nnodes 2"
+             --log-level=info --node-rank 1 --enable-two-batch-overlap"
             .split_whitespace()
             .map(String::from)
             .collect();
         let (harmless, unmodelled) = split_ignored(&ignored);
-        assert_eq!(harmless, ["--host", "0.0.0.0", "--log-level=info"]);
+        assert_eq!(
+            harmless,
+            ["--host", "0.0.0.0", "--log-level=info", "--node-rank", "1"]
+        );
         assert_eq!(
             unmodelled,
-            ["--num-continuous-decode-steps", "8", "--nnodes", "2"]
+            [
+                "--num-continuous-decode-steps",
+                "8",
+                "--enable-two-batch-overlap"
+            ]
         );
     }
 

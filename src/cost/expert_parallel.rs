@@ -91,7 +91,10 @@ impl EpCost {
             return Ok(None);
         };
         let link = &hw.link;
-        let placement = Placement::packed(layout.ep_size, link.devices_per_node as u64);
+        let placement = Placement::packed(
+            layout.ep_size,
+            server.group_ranks_per_node(link.devices_per_node),
+        );
         let rdma = link
             .inter_node()
             .map(|i| (i.bandwidth_bytes_per_s, i.latency_ns));

@@ -46,14 +46,21 @@ pub fn assumed_accept_length(server: &ServerConfig) -> Option<String> {
 /// and a judged latency), which no recorded run checks.
 pub fn multi_node_group(hw: &HardwareProfile, server: &ServerConfig) -> Option<String> {
     let per_node = u64::from(hw.link.devices_per_node.max(1));
-    (server.tp > per_node).then(|| {
+    let ranks = server.group_ranks_per_node(hw.link.devices_per_node);
+    (server.tp > ranks).then(|| {
+        let nodes = server.tp.div_ceil(ranks);
+        let layout = match server.nnodes {
+            Some(n) => format!(
+                "{n} nodes (--nnodes {n}: {ranks} ranks on each {per_node}-device {} node)",
+                hw.name
+            ),
+            None => format!("{nodes} nodes of {per_node} {}", hw.name),
+        };
         format!(
-            "tp {} spans {} nodes of {per_node} {}: every all-reduce crosses the network, priced \
-             from the profile's inter-node link (a per-GPU share of the node's NICs, latency a \
+            "tp {} spans {layout}: every all-reduce crosses the network, priced from the \
+             profile's inter-node link (a per-GPU share of the node's NICs, latency a \
              judgement); no recorded multi-node run checks it",
-            server.tp,
-            server.tp.div_ceil(per_node),
-            hw.name
+            server.tp
         )
     })
 }

@@ -98,6 +98,7 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
         (f.sglang_version.is_some(), "--sglang-version"),
         (f.load_balance_method.is_some(), "--load-balance-method"),
         (f.enable_dp_attention, "--enable-dp-attention"),
+        (f.nnodes.is_some(), "--nnodes"),
         (f.disable_hybrid_swa_memory, "--disable-hybrid-swa-memory"),
         (f.swa_full_tokens_ratio.is_some(), "--swa-full-tokens-ratio"),
         (

@@ -30,6 +30,7 @@ pub mod load_balance;
 pub mod mamba_pool;
 pub mod model;
 pub mod mtp_draft;
+pub mod nodes;
 pub mod nvfp4;
 pub mod pd;
 pub mod piecewise_defaults;

@@ -63,6 +63,10 @@ pub struct ServerConfig {
     /// KV bytes per token per rank (`cell_size`).
     pub kv_bytes_per_token: f64,
     pub context_length: u64,
+    /// `--nnodes`: the nodes one TP group spans, `tp / nnodes` ranks each (`spec::nodes`);
+    /// `None`: packed onto as few nodes as hold it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nnodes: Option<u64>,
     /// Data-parallel replicas (each a full TP group with its own scheduler and KV pool).
     pub dp: u64,
     /// GPUs per attention rank: `tp`, or `tp / dp` with DP attention.
@@ -139,6 +143,7 @@ impl ServerConfig {
         let router = parse::router(flags.load_balance_method.as_deref())?;
         let tp = parse::tp(flags.tp)?;
         model.check_tp(tp)?;
+        let nnodes = super::nodes::resolve(flags.nnodes, tp, hw)?;
         // Up to 0.4.4 DP attention sets dp = tp whatever `--dp` says (`dp_attention_rules`).
         let dp = if flags.enable_dp_attention {
             dp_rules::dp_size(version, dp, tp)
@@ -528,6 +533,7 @@ impl ServerConfig {
             weight_bytes_per_rank,
             kv_bytes_per_token,
             context_length,
+            nnodes,
             dp,
             attn_tp,
             dp_attention,
@@ -550,6 +556,11 @@ impl ServerConfig {
         } else {
             self.tp * self.dp
         }
+    }
+
+    /// Ranks of one TP group on a node of `devices_per_node` (`spec::nodes`).
+    pub fn group_ranks_per_node(&self, devices_per_node: u32) -> u64 {
+        super::nodes::group_ranks_per_node(self.nnodes, self.tp, devices_per_node)
     }
 
     /// The full-attention pool's tokens: `kv_pool_tokens`, or with hybrid SWA pools the full

@@ -92,6 +92,10 @@ pub struct ServerFlags {
     #[arg(long = "dp", aliases = ["dp-size", "data-parallel-size"])]
     #[serde(alias = "dp-size", alias = "data-parallel-size")]
     pub dp: Option<u64>,
+    /// Nodes one TP group spans (SGLang `--nnodes`): `tp / nnodes` ranks on each node, so
+    /// every all-reduce crosses the network when > 1 (default: as few nodes as hold `--tp`).
+    #[arg(long)]
+    pub nnodes: Option<u64>,
     /// Router between replicas: round_robin (default) or shortest_queue.
     #[arg(long)]
     pub load_balance_method: Option<String>,
@@ -243,6 +247,7 @@ impl ServerFlags {
             quantization,
             sglang_version,
             dp,
+            nnodes,
             load_balance_method,
             cost_model,
             kernel_db,

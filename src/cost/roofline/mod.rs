@@ -122,7 +122,8 @@ impl Roofline {
         let kv_bytes_per_token_layer =
             server.kv_bytes_per_token / model.full_attention_layers().max(1) as f64;
         let moe = model.moe.as_ref();
-        let placement = Placement::packed(tp, hw.link.devices_per_node as u64);
+        let placement =
+            Placement::packed(tp, server.group_ranks_per_node(hw.link.devices_per_node));
         if placement.spans_nodes() && hw.link.inter_node().is_none() {
             return Err(crate::error::Error::Msg(format!(
                 "--tp {tp} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the all-reduce between nodes; add it to the profile or use --tp ≤ {}",
@@ -171,12 +172,14 @@ impl Roofline {
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
             triton_mla_decode: super::triton_mla_decode::TritonMlaDecode::of(hw, model, server),
-            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node;
+            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node
+            // (custom_all_reduce.py 0.5.9 l. 94: "disabled because this process group spans
+            // across nodes", also with `--nnodes` on a group that would fit one node);
             // over PCIe (no NVLink) for two GPUs only (`Arch::has_nvlink`).
             custom_all_reduce: hw.arch != Arch::Ascend
                 && (hw.arch.has_nvlink() || tp == 2)
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)
-                && tp <= hw.link.devices_per_node as u64,
+                && !placement.spans_nodes(),
             dp_attention: server.dp_attention.then(|| DpAttention {
                 attn_params: model.attention_params_per_rank(server.attn_tp),
                 dense_mlp_params: dense.dense_mlp,

@@ -538,6 +538,7 @@ pub fn resolve(
         weight_bytes_per_rank,
         kv_bytes_per_token,
         context_length: max_model_len,
+        nnodes: None,
         dp,
         attn_tp: tp,
         dp_attention: false,
