@@ -284,7 +284,7 @@ fn nnodes_spreads_the_group_over_nodes_and_its_all_reduces_cross_the_network() {
         "h:5000",
     ]);
     assert!(err.contains("spans 2 nodes (--nnodes 2: 4 ranks"), "{err}");
-    assert!(!err.contains("does not model"), "{err}");
+    assert!(!err.contains("flags servesim does not model"), "{err}");
     assert!(
         two_nodes - one_node >= 0.8,
         "{one_node} ms vs {two_nodes} ms"
@@ -317,6 +317,80 @@ fn nnodes_spreads_the_group_over_nodes_and_its_all_reduces_cross_the_network() {
             "1",
         ],
         &["use --nnodes 2"],
+    );
+}
+
+#[test]
+fn a_pasted_capture_list_and_context_length_reach_the_server() {
+    // SGLang 0.5.3+ captures a `--cuda-graph-bs` list as given and sets cuda_graph_max_bs to
+    // its largest size (server_args.py), so the memory default equals `--cuda-graph-max-bs 16`'s;
+    // argparse reads the list as nargs="+". `--context-length 1000` makes a 750 + 372-token
+    // request fail (`_validate_one_request`: prompt + max_new_tokens within the context).
+    let server_line = |args: &[&str]| {
+        let (code, out, err) = servesim(args);
+        assert_eq!(code, 0, "{err}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("server:"))
+            .unwrap()
+            .to_string();
+        (line, err)
+    };
+    let (pasted, err) = server_line(&[
+        "run",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--num-prompts",
+        "20",
+        "--",
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+        "--cuda-graph-bs",
+        "1",
+        "2",
+        "4",
+        "8",
+        "16",
+        "--context-length",
+        "1000",
+    ]);
+    assert!(!err.contains("flags servesim does not model"), "{err}");
+    assert!(pasted.contains("cuda_graph_max_bs=16,"), "{pasted}");
+    let (by_max, _) = server_line(&[
+        "run",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--num-prompts",
+        "20",
+        "--model",
+        "qwen3-8b",
+        "--cuda-graph-max-bs",
+        "16",
+    ]);
+    assert_eq!(pasted, by_max);
+    let (_, err) = server_line(&[
+        "run",
+        "--hardware",
+        "h100-sxm5-80gb",
+        "--model",
+        "qwen3-8b",
+        "--num-prompts",
+        "50",
+        "--context-length",
+        "1000",
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "800",
+        "--random-output-len",
+        "400",
+    ]);
+    assert!(
+        err.contains("exceed the context length of qwen3-8b (1000 tokens)"),
+        "{err}"
     );
 }
 

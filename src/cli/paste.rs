@@ -144,11 +144,16 @@ fn program(cmd: &[String]) -> Option<(&'static str, &[String])> {
     None
 }
 
-/// servesim's server flags: (long name, aliases, takes a value).
-fn server_flags() -> Vec<(String, Vec<String>, bool)> {
+/// servesim's server flags: (long name, aliases, values it takes: 0, 1, or more for a list
+/// such as `--cuda-graph-bs 1 2 4`, argparse's `nargs="+"`).
+fn server_flags() -> Vec<(String, Vec<String>, usize)> {
     <ServerFlags as clap::Args>::augment_args(clap::Command::new("server"))
         .get_arguments()
         .filter_map(|a| {
+            let values = match a.get_action() {
+                clap::ArgAction::SetTrue | clap::ArgAction::SetFalse => 0,
+                _ => a.get_num_args().map_or(1, |n| n.max_values()),
+            };
             Some((
                 a.get_long()?.to_string(),
                 a.get_all_aliases()
@@ -156,10 +161,7 @@ fn server_flags() -> Vec<(String, Vec<String>, bool)> {
                     .into_iter()
                     .map(String::from)
                     .collect(),
-                !matches!(
-                    a.get_action(),
-                    clap::ArgAction::SetTrue | clap::ArgAction::SetFalse
-                ),
+                values,
             ))
         })
         .collect()
@@ -192,7 +194,17 @@ fn server_args(args: &[String]) -> (Vec<String>, Vec<String>) {
             _ => None,
         });
         let model = matches!(name, "model-path" | "model");
-        let value = argparse_value(inline, hit.map_or(true, |h| h.2), args, &mut i);
+        let mut value: Vec<String> =
+            argparse_value(inline, hit.map_or(true, |h| h.2 > 0), args, &mut i)
+                .into_iter()
+                .collect();
+        while hit.is_some_and(|h| h.2 > 1) && inline.is_none() {
+            match args.get(i) {
+                Some(v) if !v.starts_with("--") => value.push(v.clone()),
+                _ => break,
+            }
+            i += 1;
+        }
         match (hit, model) {
             (_, true) => kept.extend(["--model".to_string()].into_iter().chain(value)),
             (Some((long, _, _)), false) => {
@@ -274,17 +286,31 @@ const HARMLESS_SERVER_FLAGS: &[&str] = &[
     "random-seed",
     "node-rank",
     "dist-init-addr",
+    "skip-server-warmup",
+    "enable-request-time-stats-logging",
 ];
+
+/// `--dtype` values that run the same 16-bit arithmetic as SGLang's `auto` on a 16-bit
+/// checkpoint (bfloat16 and float16 cost the same on every modelled GPU).
+const SIXTEEN_BIT_DTYPES: &[&str] = &["auto", "bfloat16", "float16", "half", "bf16", "fp16"];
 
 /// Splits the ignored launch_server words into the harmless flags (with their values) and
 /// the rest, which may change the real server's numbers.
 fn split_ignored(ignored: &[String]) -> (Vec<String>, Vec<String>) {
     let (mut harmless, mut unmodelled) = (Vec::new(), Vec::new());
     let mut into_harmless = false;
-    for word in ignored {
+    for (i, word) in ignored.iter().enumerate() {
         if let Some(body) = word.strip_prefix("--") {
-            let name = body.split('=').next().unwrap_or(body);
-            into_harmless = HARMLESS_SERVER_FLAGS.contains(&name);
+            let (name, inline) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            into_harmless = if name == "dtype" {
+                let value = inline.or(ignored.get(i + 1).map(String::as_str));
+                value.is_some_and(|v| SIXTEEN_BIT_DTYPES.contains(&v))
+            } else {
+                HARMLESS_SERVER_FLAGS.contains(&name)
+            };
         }
         if into_harmless {
             harmless.push(word.clone());
@@ -476,21 +502,31 @@ mod tests {
     #[test]
     fn ignored_flags_that_may_change_the_result_are_told_apart() {
         let ignored: Vec<String> = "--host 0.0.0.0 --num-continuous-decode-steps 8 \
-             --log-level=info --node-rank 1 --enable-two-batch-overlap"
+             --log-level=info --node-rank 1 --enable-two-batch-overlap --dtype bfloat16 \
+             --dtype=float32"
             .split_whitespace()
             .map(String::from)
             .collect();
         let (harmless, unmodelled) = split_ignored(&ignored);
         assert_eq!(
             harmless,
-            ["--host", "0.0.0.0", "--log-level=info", "--node-rank", "1"]
+            [
+                "--host",
+                "0.0.0.0",
+                "--log-level=info",
+                "--node-rank",
+                "1",
+                "--dtype",
+                "bfloat16"
+            ]
         );
         assert_eq!(
             unmodelled,
             [
                 "--num-continuous-decode-steps",
                 "8",
-                "--enable-two-batch-overlap"
+                "--enable-two-batch-overlap",
+                "--dtype=float32"
             ]
         );
     }

@@ -82,6 +82,8 @@ fn sglang_only(f: &ServerFlags) -> Vec<&'static str> {
             "--disable-piecewise-cuda-graph",
         ),
         (f.cuda_graph_max_bs.is_some(), "--cuda-graph-max-bs"),
+        (f.cuda_graph_bs.is_some(), "--cuda-graph-bs"),
+        (f.context_length.is_some(), "--context-length"),
         (
             f.disable_chunked_prefix_cache,
             "--disable-chunked-prefix-cache",

@@ -137,6 +137,49 @@ pub fn capped_decode_max_bs(
     }
 }
 
+/// First release whose `server_args` sets `cuda_graph_max_bs = max(cuda_graph_bs)` for a given
+/// `--cuda-graph-bs` list (server_args.py at v0.5.3; absent at v0.5.2): the list is captured
+/// as given. Before, `get_batch_sizes_to_capture` (cuda_graph_runner.py 0.4.7–0.5.2) filters it
+/// by the default `cuda_graph_max_bs` and, when its largest size is below that cap, appends
+/// `range(max(list), cap + 1, 16)`.
+pub const EXPLICIT_LIST_SETS_MAX_FROM: Version = Version::new(0, 5, 3);
+
+/// The largest captured decode batch for a `--cuda-graph-bs` list, else `max_bs` as resolved.
+pub fn explicit_max_bs(version: Version, list: Option<&[u64]>, max_bs: Option<u64>) -> Option<u64> {
+    match list {
+        Some(l) if version >= EXPLICIT_LIST_SETS_MAX_FROM => l.iter().copied().max().or(max_bs),
+        _ => max_bs,
+    }
+}
+
+/// The decode capture list for a `--cuda-graph-bs` list, before the request-pool filter
+/// (the caller applies it as for the default list); `max_bs` from [`explicit_max_bs`].
+pub fn explicit_capture_list(version: Version, list: &[u64], max_bs: Option<u64>) -> Vec<u64> {
+    let mut l: Vec<u64> = list.iter().copied().filter(|&b| b > 0).collect();
+    if let (true, Some(cap)) = (version < EXPLICIT_LIST_SETS_MAX_FROM, max_bs) {
+        l.retain(|&b| b <= cap);
+        let top = l.iter().copied().max().unwrap_or(cap);
+        if top < cap {
+            l.extend((top..=cap).step_by(16));
+        }
+    }
+    l.sort_unstable();
+    l.dedup();
+    l
+}
+
+/// A capture list within the request pool: a list reaching past `req_pool_size` keeps the
+/// sizes below it and captures the pool's size itself (`get_batch_sizes_to_capture`: "make
+/// sure we capture the maximum bs").
+pub fn within_request_pool(mut list: Vec<u64>, req_pool_size: u64) -> Vec<u64> {
+    if list.last().is_some_and(|&max| req_pool_size < max) {
+        list.retain(|&b| b <= req_pool_size);
+        list.push(req_pool_size);
+        list.dedup();
+    }
+    list
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,5 +279,42 @@ mod tests {
             capped_decode_max_bs(v("0.5.23"), Some(256), None),
             Some(256)
         );
+    }
+
+    #[test]
+    fn an_explicit_capture_list_follows_the_release() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        // 0.5.3+: captured as given, and its largest size is the cap.
+        assert_eq!(
+            explicit_max_bs(v("0.5.9"), Some(&[1, 2, 4, 8, 16]), Some(256)),
+            Some(16)
+        );
+        assert_eq!(
+            explicit_capture_list(v("0.5.9"), &[16, 1, 4, 2, 8], Some(16)),
+            [1, 2, 4, 8, 16]
+        );
+        // 0.4.7–0.5.2 with a cap set (160): filtered by it, then range(16, 161, 16) appended
+        // (cuda_graph_runner.py 0.5.1 l. 207–212), by hand.
+        assert_eq!(
+            explicit_max_bs(v("0.5.1"), Some(&[1, 2, 4, 8, 16]), Some(160)),
+            Some(160)
+        );
+        let mut want = vec![1, 2, 4, 8];
+        want.extend((16..=160).step_by(16));
+        assert_eq!(
+            explicit_capture_list(v("0.5.1"), &[1, 2, 4, 8, 16], Some(160)),
+            want
+        );
+        assert_eq!(
+            explicit_capture_list(v("0.5.1"), &[1, 200], Some(160)),
+            [1, 17, 33, 49, 65, 81, 97, 113, 129, 145]
+        );
+        // No cap set (0.4.8–0.5.2 on a GPU of 35 GiB or more): as given.
+        assert_eq!(
+            explicit_capture_list(v("0.5.1"), &[1, 2, 4, 8, 16], None),
+            [1, 2, 4, 8, 16]
+        );
+        // The request pool bounds every list.
+        assert_eq!(within_request_pool(vec![1, 2, 4, 8, 16], 6), [1, 2, 4, 6]);
     }
 }

@@ -247,8 +247,11 @@ impl ServerConfig {
             defaults::cuda_graph_max_bs(&dinp),
             flags.max_running_requests,
         );
-        let cg_max_bs =
-            parse::positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default);
+        let cg_max_bs = graph_defaults::explicit_max_bs(
+            version,
+            flags.cuda_graph_bs.as_deref(),
+            parse::positive_flag("--cuda-graph-max-bs", flags.cuda_graph_max_bs)?.or(cg_default),
+        );
         let prefill_graph = graph_defaults::prefill_graph(&graph_defaults::PrefillGraphInput {
             version,
             arch: hw.arch,
@@ -409,7 +412,8 @@ impl ServerConfig {
         if let Some(p) = &swa_pools {
             kv_pool_tokens = p.scheduler_tokens();
         }
-        let context_length = model.context_length;
+        let context_length = parse::positive_flag("--context-length", flags.context_length)?
+            .unwrap_or(model.context_length);
         let user_running =
             parse::positive_flag("--max-running-requests", flags.max_running_requests)?.or(spec
                 .as_ref()
@@ -447,17 +451,14 @@ impl ServerConfig {
         {
             Vec::new()
         } else {
-            let mut l = match &spec {
-                Some(_) => speculative::capture_batch_sizes(version, dinp.gpu_mem_mib, cg_max_bs),
-                None => defaults::capture_batch_sizes(&dinp, cg_max_bs),
+            let l = match (&flags.cuda_graph_bs, &spec) {
+                (Some(l), _) => graph_defaults::explicit_capture_list(version, l, cg_max_bs),
+                (None, Some(_)) => {
+                    speculative::capture_batch_sizes(version, dinp.gpu_mem_mib, cg_max_bs)
+                }
+                (None, None) => defaults::capture_batch_sizes(&dinp, cg_max_bs),
             };
-            let max = l.last().copied().unwrap_or(0);
-            if req_pool_size < max {
-                l.retain(|&b| b <= req_pool_size);
-                l.push(req_pool_size);
-                l.dedup();
-            }
-            l
+            graph_defaults::within_request_pool(l, req_pool_size)
         };
         let draft_kv_bytes_per_token = spec
             .as_ref()

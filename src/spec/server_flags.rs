@@ -59,8 +59,18 @@ pub struct ServerFlags {
     #[arg(long, value_name = "TOKENS")]
     pub sgl_chunked_prefix_cache_threshold: Option<u64>,
     /// Largest captured decode batch.
-    #[arg(long)]
+    #[arg(long, aliases = ["cuda-graph-max-bs-decode"])]
+    #[serde(alias = "cuda-graph-max-bs-decode")]
     pub cuda_graph_max_bs: Option<u64>,
+    /// Decode batch sizes to capture, replacing SGLang's list (`spec::graph_defaults::
+    /// explicit_capture_list`).
+    #[arg(long, aliases = ["cuda-graph-bs-decode"], num_args = 1.., value_name = "BS")]
+    #[serde(alias = "cuda-graph-bs-decode")]
+    pub cuda_graph_bs: Option<Vec<u64>>,
+    /// Longest request in tokens, prompt + output (default: the model's); also sizes SGLang's
+    /// request pool.
+    #[arg(long)]
+    pub context_length: Option<u64>,
     /// torch.compile of the decode CUDA graphs up to --torch-compile-max-bs: accepted, NOT
     /// modelled (priced as plain CUDA-graph steps; the run prints a note; `spec::torch_compile`).
     #[arg(long)]
@@ -240,6 +250,8 @@ impl ServerFlags {
             schedule_policy,
             schedule_conservativeness,
             cuda_graph_max_bs,
+            cuda_graph_bs,
+            context_length,
             sgl_chunked_prefix_cache_threshold,
             torch_compile_max_bs,
             kv_cache_dtype,
