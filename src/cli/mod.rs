@@ -7,6 +7,7 @@ mod calibrate;
 mod exec;
 mod merge;
 mod paste;
+mod paste_vllm;
 mod plan;
 mod print;
 mod profiles;

@@ -1,6 +1,7 @@
 //! A pasted command line: `servesim run [FLAGS] -- python -m sglang.bench_serving ...`
 //! (`sglang.benchmark.serving`, or `vllm bench serve ...`, which adds `--client vllm` and that
-//! client's defaults; and/or `python -m sglang.launch_server ...`, joined by `&&`, `;`, `&` or
+//! client's defaults; and/or `python -m sglang.launch_server ...` or `vllm serve MODEL ...`
+//! (`--engine vllm`, `cli::paste_vllm`), joined by `&&`, `;`, `&` or
 //! newlines, with `VAR=value` prefixes, `\` continuations, quotes and redirections, as a shell
 //! would read them) is rewritten into the `servesim run` arguments it means, before clap parses
 //! them:
@@ -131,6 +132,10 @@ fn program(cmd: &[String]) -> Option<(&'static str, &[String])> {
         }
         if w == "vllm" && cmd.get(i + 1..i + 3) == Some(&["bench".into(), "serve".into()]) {
             return Some(("vllm bench serve", &cmd[i + 3..]));
+        }
+        let api_server = w == "vllm.entrypoints.openai.api_server" && i > 0 && cmd[i - 1] == "-m";
+        if api_server || w == "vllm" && cmd.get(i + 1).is_some_and(|s| s == "serve") {
+            return Some(("vllm serve", &cmd[i..]));
         }
         for module in ["sglang.bench_serving", "sglang.launch_server"] {
             let named = w == module
@@ -375,6 +380,14 @@ pub fn expand(argv: Vec<OsString>) -> Result<(Vec<OsString>, bool), String> {
                     );
                 }
                 out.extend(kept.into_iter().map(OsString::from));
+                found = true;
+            }
+            Some(("vllm serve", args)) => {
+                out.extend(
+                    super::paste_vllm::serve_args(args)
+                        .into_iter()
+                        .map(OsString::from),
+                );
                 found = true;
             }
             Some(("vllm bench serve", args)) => {

@@ -11,6 +11,7 @@ mod common;
 mod host_time;
 mod hybrid;
 mod logged_memory;
+mod paste;
 mod rules;
 mod v0;
 
