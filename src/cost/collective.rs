@@ -25,7 +25,8 @@
 //! profile check enforces both), the hierarchical price is never below a flat ring of the same
 //! size inside one node: the network term `2(m−1)/(m·g)·B / inter` is at least the node-link
 //! bytes it replaces, `2(1/g − 1/N)·B / intra` with `N = m·g`.
-use crate::spec::hardware::Link;
+use crate::error::{Error, Result};
+use crate::spec::hardware::{HardwareProfile, Link};
 
 /// How a group of `ranks` is laid out on nodes of `per_node` devices.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,6 +50,25 @@ impl Placement {
 
     pub fn spans_nodes(&self) -> bool {
         self.nodes > 1
+    }
+
+    /// [`Placement::packed`] on `per_node` ranks a node, refused (naming `group` and its
+    /// `collective`) when it spans nodes and `hw` gives no inter-node link to price it.
+    pub fn checked(
+        ranks: u64,
+        per_node: u64,
+        hw: &HardwareProfile,
+        group: &str,
+        collective: &str,
+    ) -> Result<Placement> {
+        let p = Placement::packed(ranks, per_node);
+        if p.spans_nodes() && hw.link.inter_node().is_none() {
+            return Err(Error::Msg(format!(
+                "{group} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the {collective} between nodes; add it to the profile or use ≤ {} ranks",
+                p.nodes, hw.link.devices_per_node, hw.name, hw.link.devices_per_node
+            )));
+        }
+        Ok(p)
     }
 }
 

@@ -39,7 +39,7 @@
 //! is counted), vLLM's all-gather / reduce-scatter across DP replicas (each replica is priced
 //! on its own), DeepEP's SM budget taken from the GEMMs.
 use super::collective::Placement;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::spec::expert_parallel::{A2aBackend, DeepEpKernel, ExpertParallel};
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::ModelSpec;
@@ -91,19 +91,16 @@ impl EpCost {
             return Ok(None);
         };
         let link = &hw.link;
-        let placement = Placement::packed(
+        let placement = Placement::checked(
             layout.ep_size,
             server.group_ranks_per_node(link.devices_per_node),
-        );
+            hw,
+            &format!("expert parallelism over {} ranks", layout.ep_size),
+            "all-to-all",
+        )?;
         let rdma = link
             .inter_node()
             .map(|i| (i.bandwidth_bytes_per_s, i.latency_ns));
-        if placement.spans_nodes() && rdma.is_none() {
-            return Err(Error::Msg(format!(
-                "expert parallelism over {} ranks spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the all-to-all between nodes",
-                layout.ep_size, placement.nodes, link.devices_per_node, hw.name
-            )));
-        }
         Ok(Some(EpCost {
             layout: layout.clone(),
             placement,

@@ -17,6 +17,7 @@ pub mod moe_config;
 pub mod mxfp4;
 pub mod npu_graph_update;
 pub mod overheads;
+pub mod qk_norm_tp;
 pub mod roofline;
 pub mod select;
 pub mod speculative;

@@ -121,7 +121,7 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         )
     } else {
         format!(
-            "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}",
+            "{} per layer ×2 of {:.0} rows × hidden {} bf16 over tp {}{}{}",
             if p.nccl {
                 "nccl_allreduce table"
             } else if p.launch == Launch::Eager {
@@ -132,7 +132,8 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
             p.rows,
             k.hidden,
             k.tp,
-            flag(&p, X_AR)
+            flag(&p, X_AR),
+            crate::cost::qk_norm_tp::QkNormAllReduce::describe(k.roof.qk_norm.as_ref())
         )
     };
     let all_to_all = k.all_to_all_part(&p, s.prefill_reqs > 0);

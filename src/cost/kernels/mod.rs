@@ -249,6 +249,12 @@ impl KernelCost {
 
     /// All-reduce of `tokens` hidden states over the TP group; returns (ns, went to NCCL).
     fn all_reduce_ns(&self, tokens: f64, graph: bool, x: &mut u8) -> (f64, bool) {
+        self.all_reduce_elements_ns(tokens * self.hidden, graph, x)
+    }
+
+    /// All-reduce of `elements` bf16 values per rank over the TP group.
+    fn all_reduce_elements_ns(&self, elements: f64, graph: bool, x: &mut u8) -> (f64, bool) {
+        let tokens = elements / self.hidden;
         if self.tp <= 1 || tokens <= 0.0 {
             return (0.0, false);
         }
@@ -256,7 +262,6 @@ impl KernelCost {
         if self.roof.spans_nodes() {
             return (self.roof.all_reduce_op_ns(tokens), false);
         }
-        let elements = tokens * self.hidden;
         let ar = &self.all_reduce;
         let custom = if graph {
             ar.custom_graph.as_ref().or(ar.custom_eager.as_ref())
@@ -377,6 +382,13 @@ impl KernelCost {
         }
         let (ar, nccl) = self.all_reduce_ns(rows, !eager, x);
         r.all_reduce = self.num_layers * 2.0 * ar;
+        if let Some(q) = &self.roof.qk_norm {
+            // Below the smallest measured message the time is the latency floor it measures:
+            // not an extrapolation worth a warning.
+            let qk = rows * q.elements_per_token;
+            let ar = self.all_reduce_elements_ns(qk, !eager, &mut 0).0;
+            r.all_reduce += self.num_layers * q.per_layer * ar;
+        }
         r.nccl = nccl;
         r
     }

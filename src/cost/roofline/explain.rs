@@ -56,8 +56,8 @@ impl Roofline {
                     "dense model".into()
                 }),
                 item(Component::AllReduce, all_reduce, format!(
-                    "roofline: all-reduce over tp {} {}: {} (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer",
-                    self.tp, collective::describe(self.placement, &self.hw.link), if self.custom_all_reduce { "custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above" } else { "collective library's ring" }, collective::intra_latency_ns(self.placement.ranks_per_node as f64, &self.hw.link), e.collective)),
+                    "roofline: all-reduce over tp {} {}: {} (link latency {:.0} ns + 2(tp−1)/tp·bytes / (link × collective {:.3})), ×2 per layer{}",
+                    self.tp, collective::describe(self.placement, &self.hw.link), if self.custom_all_reduce { "custom kernel below 8 MiB (latency + bytes / (link × custom_all_reduce)), NCCL ring above" } else { "collective library's ring" }, collective::intra_latency_ns(self.placement.ranks_per_node as f64, &self.hw.link), e.collective, super::super::qk_norm_tp::QkNormAllReduce::describe(self.qk_norm.as_ref()))),
                 item(Component::AllToAll, all_to_all, self.ep.as_ref().map_or("no expert parallelism".into(), |e| e.describe(s.prefill_reqs > 0))),
                 item(Component::LmHead, lm_head, format!("roofline: bf16 GEMM of {:.3e} params over {logits:.0} logit rows", self.lm_head_params)),
                 item(Component::GpuOverhead, fixed, "profile overheads (`overheads:`): graph launch / sampling, per-layer floors, eager launches (the rest of the GPU time)".into()),

@@ -71,6 +71,8 @@ pub struct Roofline {
     untuned_moe_floor_ns: Option<f64>,
     /// Expert parallelism's busiest-rank tokens and all-to-all ([`super::expert_parallel`]).
     ep: Option<super::expert_parallel::EpCost>,
+    /// MiniMax-M2's QK-norm all-reduces ([`super::qk_norm_tp`]).
+    pub(crate) qk_norm: Option<super::qk_norm_tp::QkNormAllReduce>,
 }
 
 /// Largest message SGLang's custom all-reduce takes: `CustomAllreduce(max_size=8192 * 1024)`
@@ -122,18 +124,13 @@ impl Roofline {
         let kv_bytes_per_token_layer =
             server.kv_bytes_per_token / model.full_attention_layers().max(1) as f64;
         let moe = model.moe.as_ref();
-        let placement =
-            Placement::packed(tp, server.group_ranks_per_node(hw.link.devices_per_node));
-        if placement.spans_nodes() && hw.link.inter_node().is_none() {
-            return Err(crate::error::Error::Msg(format!(
-                "--tp {tp} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the all-reduce between nodes; add it to the profile or use --tp ≤ {}",
-                placement.nodes, hw.link.devices_per_node, hw.name, hw.link.devices_per_node
-            )));
-        }
+        let per_node = server.group_ranks_per_node(hw.link.devices_per_node);
+        let placement = Placement::checked(tp, per_node, hw, &format!("--tp {tp}"), "all-reduce")?;
         let (window_tokens, windowed_layers) = super::window::applied_for_cost(model, server);
         let mxfp4 = super::mxfp4::kernel(hw, server);
         Ok(Roofline {
             placement,
+            qk_norm: super::qk_norm_tp::QkNormAllReduce::of(model, server),
             attn: hw.attention(super::unified_attention::efficiency_key(hw, server))?,
             hw: hw.clone(),
             overheads: Overheads::new(hw, model, server),
@@ -172,10 +169,8 @@ impl Roofline {
             unified: super::unified_attention::UnifiedAttention::of(hw, model, server),
             triton_mla: super::triton_mla_prefill::TritonMlaPrefill::of(hw, model, server),
             triton_mla_decode: super::triton_mla_decode::TritonMlaDecode::of(hw, model, server),
-            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), within one node
-            // (custom_all_reduce.py 0.5.9 l. 94: "disabled because this process group spans
-            // across nodes", also with `--nnodes` on a group that would fit one node);
-            // over PCIe (no NVLink) for two GPUs only (`Arch::has_nvlink`).
+            // NVIDIA only (SGLang sets disable_custom_all_reduce on NPU), never across nodes
+            // (custom_all_reduce.py 0.5.9 l. 94); over PCIe for two GPUs only (`has_nvlink`).
             custom_all_reduce: hw.arch != Arch::Ascend
                 && (hw.arch.has_nvlink() || tp == 2)
                 && CUSTOM_AR_WORLD_SIZES.contains(&tp)

@@ -45,13 +45,18 @@ impl Roofline {
         extend: bool,
     ) -> crate::cost::expert_parallel::Comm {
         let ar = self.all_reduce_ns(rows);
-        match &self.ep {
+        let mut comm = match &self.ep {
             Some(e) => e.collectives(self.num_layers, ar, rows, extend),
             None => crate::cost::expert_parallel::Comm {
                 all_reduce_ns: self.num_layers * 2.0 * ar,
                 all_to_all_ns: 0.0,
             },
+        };
+        if let Some(q) = &self.qk_norm {
+            let ar = self.all_reduce_ns(rows * q.elements_per_token / self.hidden);
+            comm.all_reduce_ns += self.num_layers * q.per_layer * ar;
         }
+        comm
     }
 
     /// The EP price constants, when the server runs EP.
