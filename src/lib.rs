@@ -104,7 +104,8 @@
 //!   `engine/pd/decode.rs`), the decode side's pre-allocation and PREBUILT steps in
 //!   `engine/scheduler/prebuilt.rs`, planning xPyD in `plan::pd`, launch commands in
 //!   `plan::launch_pd`;
-//! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`;
+//! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`
+//!   (`vllm serve`: `cli::paste_vllm`); a TP group on nodes (`--nnodes`): `spec::nodes`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
 //!   `spec::bundled::load_model` by name (`spec::checkpoint_name`: prefix, same-architecture
