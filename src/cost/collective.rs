@@ -52,19 +52,19 @@ impl Placement {
         self.nodes > 1
     }
 
-    /// [`Placement::packed`] on `per_node` ranks a node, refused (naming `group` and its
-    /// `collective`) when it spans nodes and `hw` gives no inter-node link to price it.
+    /// [`Placement::packed`] on `per_node` ranks a node, refused (naming `group`, its
+    /// `collective` and the `flag` that sizes it) when it spans nodes and `hw` gives no
+    /// inter-node link to price it.
     pub fn checked(
         ranks: u64,
         per_node: u64,
         hw: &HardwareProfile,
-        group: &str,
-        collective: &str,
+        [group, collective, flag]: [&str; 3],
     ) -> Result<Placement> {
         let p = Placement::packed(ranks, per_node);
         if p.spans_nodes() && hw.link.inter_node().is_none() {
             return Err(Error::Msg(format!(
-                "{group} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the {collective} between nodes; add it to the profile or use ≤ {} ranks",
+                "{group} spans {} nodes of {} devices, but hardware profile {} has no link.inter_node_bandwidth_bytes_per_s to price the {collective} between nodes; add it to the profile or use {flag} ≤ {}",
                 p.nodes, hw.link.devices_per_node, hw.name, hw.link.devices_per_node
             )));
         }

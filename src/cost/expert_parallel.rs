@@ -95,8 +95,11 @@ impl EpCost {
             layout.ep_size,
             server.group_ranks_per_node(link.devices_per_node),
             hw,
-            &format!("expert parallelism over {} ranks", layout.ep_size),
-            "all-to-all",
+            [
+                &format!("expert parallelism over {} ranks", layout.ep_size),
+                "all-to-all",
+                "--ep-size",
+            ],
         )?;
         let rdma = link
             .inter_node()

@@ -125,7 +125,8 @@ impl Roofline {
             server.kv_bytes_per_token / model.full_attention_layers().max(1) as f64;
         let moe = model.moe.as_ref();
         let per_node = server.group_ranks_per_node(hw.link.devices_per_node);
-        let placement = Placement::checked(tp, per_node, hw, &format!("--tp {tp}"), "all-reduce")?;
+        let group = format!("--tp {tp}");
+        let placement = Placement::checked(tp, per_node, hw, [&group, "all-reduce", "--tp"])?;
         let (window_tokens, windowed_layers) = super::window::applied_for_cost(model, server);
         let mxfp4 = super::mxfp4::kernel(hw, server);
         Ok(Roofline {
