@@ -44,6 +44,8 @@ const DECODE_OP: &str = "generation_gdn";
 const PREFILL_CONV: &str = "causal_conv1d_fn";
 const PREFILL_RULES: &[&str] = &["chunk_gated_delta_rule"];
 const DECODE_CONV: &str = "causal_conv1d_update";
+/// Bytes per element of the recurrent state the decode rows were measured with (float32).
+const FP32_STATE_BYTES: f64 = 4.0;
 const DECODE_RULES: &[&str] = &[
     "fused_recurrent_gated_delta_rule_packed_decode",
     "fused_recurrent_gated_delta_rule",
@@ -167,7 +169,11 @@ fn tag(t: &Option<Arc<str>>) -> String {
 impl MeasuredGdn {
     /// The deployment's GDN tables from `db` (phases without rows: the roofline).
     pub fn build(db: &KernelDb, l: &LinearAttention, tp: u64, hidden: u64) -> MeasuredGdn {
-        let decode = DECODE_RULES.iter().find_map(|r| {
+        // The decode rows read and write float32 states (`run_gdn_generation_benchmark`:
+        // `recurrent_state` torch.float32, SGLang's default `mamba_ssm_dtype`); a bf16 state
+        // halves that traffic: the roofline prices it.
+        let fp32_state = l.ssm_state_bytes == FP32_STATE_BYTES;
+        let decode = DECODE_RULES.iter().filter(|_| fp32_state).find_map(|r| {
             phase(db, DECODE_OP, r, DECODE_CONV, l, tp, hidden, |k| {
                 db.curve(DECODE_OP, k)
             })
@@ -184,9 +190,21 @@ impl MeasuredGdn {
             )
         };
         MeasuredGdn {
-            decode_note: decode.as_ref().map_or(none(DECODE_OP), |(p, n)| {
-                format!("{n}{}", tag(&p.own.rule.table_version))
-            }),
+            decode_note: decode.as_ref().map_or_else(
+                || {
+                    if fp32_state {
+                        none(DECODE_OP)
+                    } else {
+                        format!(
+                            "roofline (cost/gdn.rs): the {DECODE_OP} rows measured float32 states, this model keeps {} B ones",
+                            l.ssm_state_bytes
+                        )
+                    }
+                },
+                |(p, n)| {
+                    format!("{n}{}", tag(&p.own.rule.table_version))
+                },
+            ),
             prefill_note: prefill.as_ref().map_or(none(PREFILL_OP), |(p, n)| {
                 format!(
                     "{n}, one varlen call at requests × mean extend{}",
