@@ -6,7 +6,7 @@
 //! What one table row is (aiconfigurator-core 0.12.0, read in the wheel and its collector):
 //! - **one layer, one kernel call, one rank's heads.** `sdk/models/qwen35.py:282-283` sizes the
 //!   lookup by `linear_num_key_heads // tp` and `linear_num_value_heads // tp`, and
-//!   `:304-329` (prefill) / `:684-708` (decode) add two separate GDN ops per linear layer —
+//!   `:304-329` (prefill) / `:684-711` (decode) add two separate GDN ops per linear layer —
 //!   the causal conv1d, then the gated delta rule — each multiplied by the count of linear
 //!   layers. The in/out projections are GEMMs (priced here by the GEMM table, `ops.rs`).
 //! - **prefill**: ai-dynamo/aiconfigurator `collector/sglang/collect_gdn.py`
