@@ -30,6 +30,12 @@ without a `backend` column (0.5.6.post2: TensorRT-LLM's all-reduce kernel, `impl
 trtllm`, not SGLang's) are skipped. NCCL is not an SGLang kernel: it is written once per system,
 into the directory of AIConfigurator's own version slot (`SYSTEMS`).
 
+Gated delta-net (Qwen3.5 / Qwen3-Next linear attention, `linear_attention/sglang/<v>/gdn_perf.parquet`)
+becomes two tables: `context_gdn` (keys kernel d_conv head_k head_v v_heads k_heads d_model batch, axis
+seq_len: one varlen call over `batch` equal sequences) and `generation_gdn` (same keys without batch,
+axis batch: one decode token per request). Each row is one kernel call (causal conv1d, or the gated
+delta rule) for one layer at one rank's head counts.
+
 Usage (reproducible bundled tables; needs pyarrow, e.g. in a venv outside the repo):
     pip download --no-deps aiconfigurator-core==0.12.0 -d /tmp/aic
     python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
@@ -92,6 +98,8 @@ SGLANG_MOE_EXTRA = {"w4a8_mxfp4_mxfp8": ("mxfp4_mxfp8", "sglang_flashinfer_trtll
 SGLANG_GEMM_EXTRA = {"nvfp4": "nvfp4"}
 SGLANG_MOE_EXTRA_ANY_LANE = {"nvfp4": "nvfp4"}
 KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
+# Key fields of the gated delta-net tables (SGLang only: linear_attention/sglang/<v>/gdn_perf.parquet).
+GDN_KEYS = ["kernel", "d_conv", "head_k", "head_v", "v_heads", "k_heads", "d_model"]
 VALUE_FMT = "{:.4g}"
 # Reference points written to the test vectors: (system, SGLang version, op, key, axis value).
 VECTORS = [
@@ -108,6 +116,9 @@ VECTORS = [
     ("h200_sxm", "0.5.10", "moe", ("bf16", 2048, 768, 8, 128, 1, 1), 64),
     ("b200_sxm", "0.5.9", "custom_allreduce", (8, "eager"), 1048576),
     ("b200_sxm", "0.5.14", "moe", ("mxfp4_mxfp8", 2880, 2880, 4, 128, 8, 1), 64),
+    ("h100_sxm", "0.5.14", "context_gdn", ("chunk_gated_delta_rule", 4, 128, 128, 48, 16, 5120, 1), 8192),
+    ("h100_sxm", "0.5.14", "generation_gdn", ("fused_recurrent_gated_delta_rule_packed_decode", 4, 128, 128, 48, 16,
+                                              5120), 1),
 ]
 
 
@@ -254,6 +265,22 @@ def convert(src, out, system, version, fw="sglang", nccl=True):
                 for r in src.rows(rel) if moe_name(r) and r["distribution"] == MOE_DISTRIBUTION]
         tables["moe"] = write_table(out, system, v, "moe", rel,
                                     ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"], "tokens", rows)
+    rel = f"{system}/linear_attention/{fw}/{v}/gdn_perf.parquet"
+    if fw == "sglang" and src.exists(rel):
+        # Gated delta-net kernels, one row = one call for one layer at the rank's head counts
+        # (AIConfigurator sdk/models/qwen35.py passes num heads // tp). d_model only labels the
+        # model the shape came from (collector/sglang/collect_gdn.py sizes every tensor from the
+        # head counts), kept as a key so each row stays one measurement.
+        gdn = [r for r in src.rows(rel) if r["op_name"] == "gdn"]
+
+        def gdn_key(r):
+            return (r["kernel_source"], r["d_conv"], r["head_k_dim"], r["head_v_dim"], r["num_v_heads"],
+                    r["num_k_heads"], r["d_model"])
+
+        rows = [(gdn_key(r) + (r["batch_size"],), r["seq_len"], r["latency"]) for r in gdn if r["phase"] == "context"]
+        tables["context_gdn"] = write_table(out, system, v, "context_gdn", rel, GDN_KEYS + ["batch"], "seq_len", rows)
+        rows = [(gdn_key(r), r["batch_size"], r["latency"]) for r in gdn if r["phase"] == "generation"]
+        tables["generation_gdn"] = write_table(out, system, v, "generation_gdn", rel, GDN_KEYS, "batch", rows)
     rel = f"{system}/comm/{fw}/{v}/custom_allreduce_perf.parquet"
     if src.exists(rel):
         # Rows without a backend (0.5.6.post2) measure TensorRT-LLM's all-reduce, not SGLang's.

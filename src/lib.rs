@@ -48,7 +48,9 @@
 //!   on A100, and on sm90 up to vLLM 0.11.0; SGLang's on A100 per release stack): `cost::mxfp4`;
 //!   the form (absorbed or MHA) an MLA prefill runs in vs the one the tables timed:
 //!   `cost::kernels::mla_form`, with the chunked prefix cache's flag, env threshold and
-//!   auto-off rules per release in `spec::chunked_prefix`; accelerator families (NVLink or PCIe): `spec::arch`; sliding-window layers per attention kernel (SGLang's triton
+//!   auto-off rules per release in `spec::chunked_prefix`; gated delta-net layers (Qwen3.5,
+//!   Qwen3-Next) from the measured GDN kernels: `cost::kernels::gdn_tables` (roofline where
+//!   no table: `cost::gdn`); accelerator families (NVLink or PCIe): `spec::arch`; sliding-window layers per attention kernel (SGLang's triton
 //!   extend runs the window layers' extend triangle in full): `cost::window`; vLLM's Triton
 //!   unified attention (gpt-oss's sinks on sm80) and its tile-rate-bound prefill:
 //!   `cost::unified_attention`; SGLang's triton extend kernel at DeepSeek's MLA prefill

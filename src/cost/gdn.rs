@@ -15,6 +15,12 @@
 //!
 //! Both grow with the batch (requests, tokens) and never with context: a GDN layer's decode is
 //! flat in context, which is the mechanism that makes these models cheap at long context.
+//!
+//! The roofline backend always prices GDN layers here; the kernels backend does where its
+//! tables lack them (no `context_gdn` / `generation_gdn` rows: vLLM, a100_sxm's prefill, a
+//! speculative verify), else from AIConfigurator's measured kernels
+//! ([`crate::cost::kernels::gdn_tables`]: the chunked prefill runs ~14× slower than this FLOP
+//! bound on H100, and small decode batches sit on a ~7 µs latency floor this price lacks).
 use super::BatchShape;
 use crate::spec::hardware::{AttentionEfficiency, HardwareProfile};
 use crate::spec::model::LinearAttention;

@@ -148,7 +148,7 @@ fn linear(db: &KernelDb, shape: ops::GemmShape, dtypes: &[&str]) -> Linear {
 }
 
 /// Of numeric `values`, the one nearest `target` in log distance.
-fn nearest(values: &[String], target: f64) -> Option<String> {
+pub(super) fn nearest(values: &[String], target: f64) -> Option<String> {
     values
         .iter()
         .filter_map(|v| Some((v.parse::<f64>().ok().filter(|x| *x > 0.0)?, v)))
@@ -537,6 +537,9 @@ impl KernelCost {
             graph_rows: Vec::new(),
             bounds: Vec::new(),
             transfer: None,
+            gdn: model.linear_attention.as_ref().map(|l| {
+                super::gdn_tables::MeasuredGdn::build(db, l, server.attn_tp, model.hidden_size)
+            }),
         };
         let moe_table_version = db.table("moe").and_then(|t| t.sglang.parse().ok());
         if let Some(u) = crate::cost::moe_config::untuned(hw, model, server, moe_table_version) {

@@ -92,6 +92,9 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
                 .map(|d| format!("floored per layer by {d}")),
         );
     }
+    if let Some(g) = &k.gdn {
+        attn.extend(g.describe(s.decode_reqs > 0, s.decode_width, s.prefill_reqs > 0));
+    }
     let attn_tables = measured(
         [
             (s.decode_reqs > 0, &k.decode_attn),
@@ -99,7 +102,8 @@ pub(super) fn breakdown(k: &KernelCost, s: &BatchShape) -> StepBreakdown {
         ]
         .into_iter()
         .filter(|(on, _)| *on)
-        .map(|(_, a)| a.surface.as_ref().and_then(|sf| sf.table_version.clone())),
+        .map(|(_, a)| a.surface.as_ref().and_then(|sf| sf.table_version.clone()))
+        .chain(k.gdn.iter().flat_map(|g| g.versions(s))),
     );
     let ar = &k.all_reduce;
     let ar_tables = if k.tp <= 1 || k.roof.spans_nodes() {

@@ -1,6 +1,7 @@
 //! The measured-kernel [`StepCost`]: SGLang's own kernels as NVIDIA AIConfigurator measured
-//! them (GEMM by dtype×m×n×k, context and generation attention, MLA, fused MoE, custom
-//! all-reduce and NCCL; tables in `hardware-profiles/kernels/`, see NOTICE), interpolated.
+//! them (GEMM by dtype×m×n×k, context and generation attention, MLA, gated delta-net
+//! ([`gdn_tables`]), fused MoE, custom all-reduce and NCCL; tables in
+//! `hardware-profiles/kernels/`, see NOTICE), interpolated.
 //!
 //! At resolve, every operator of the deployment becomes a curve over the one quantity a step
 //! varies: each GEMM of a layer (n, k fixed by model and TP) over m tokens, the routed experts
@@ -20,6 +21,7 @@ pub mod db;
 pub mod envelope;
 pub mod explain;
 pub mod flashinfer_decode;
+pub mod gdn_tables;
 pub mod memo;
 pub mod mla_form;
 pub mod moe_routing;
@@ -180,6 +182,8 @@ pub struct KernelCost {
     bounds: Vec<envelope::Bound>,
     /// Priced from a same-architecture donor's tables ([`transfer`]).
     transfer: Option<std::sync::Arc<transfer::Transfer>>,
+    /// The measured gated delta-net kernels of a hybrid model ([`gdn_tables`]).
+    gdn: Option<gdn_tables::MeasuredGdn>,
 }
 
 /// Rows the GEMMs of `s` run over: tokens, or the padded batch under a CUDA graph.
@@ -287,8 +291,7 @@ impl KernelCost {
 
     /// Attention kernels of every layer for `s`.
     fn attention_ns(&self, s: &BatchShape, x: &mut u8) -> f64 {
-        // Gated delta-net layers have no measured table here: the roofline prices them
-        // ([`crate::cost::gdn`]); the roofline fallbacks below already include them.
+        // Gated delta-net layers: their measured tables, else the roofline ([`gdn_tables`]).
         let full_layers = self.num_layers - self.windowed_layers - self.roof.linear_layers();
         let mut t = 0.0;
         if s.decode_reqs > 0 {
@@ -304,7 +307,7 @@ impl KernelCost {
                     let only = transfer::decode_only(s);
                     let v = self.xfer_attention(v * d.scale, &only);
                     t += full_layers * v.max(self.roof.decode_floor_ns(s));
-                    t += self.roof.linear_layers_ns(&only);
+                    t += self.gdn_layers_ns(&only, x);
                     if self.windowed_layers > 0.0 {
                         let w = self.window.map_or(mean, |w| mean.min(w));
                         t += self.windowed_layers
@@ -317,14 +320,14 @@ impl KernelCost {
                 (None, Some(b)) if one_query => {
                     let ctx = s.decode_ctx_sum as f64;
                     t += full_layers * b.layer_ns(ctx).max(self.roof.decode_floor_ns(s));
-                    t += self.roof.linear_layers_ns(&transfer::decode_only(s));
+                    t += self.gdn_layers_ns(&transfer::decode_only(s), x);
                     if self.windowed_layers > 0.0 {
                         let reqs = s.decode_reqs as f64;
                         let w = self.window.map_or(ctx, |w| ctx.min(w * reqs));
                         t += self.windowed_layers * b.layer_ns(w);
                     }
                 }
-                _ => t += self.roof.attention_op_ns(&transfer::decode_only(s)),
+                _ => t += self.roof_attention_ns(&transfer::decode_only(s), x),
             }
         }
         if s.prefill_reqs > 0 {
@@ -339,7 +342,7 @@ impl KernelCost {
                     let only = transfer::prefill_only(s);
                     let v = self.xfer_attention(v * p.scale, &only);
                     t += full_layers * v.max(self.roof.prefill_floor_ns(s, false));
-                    t += self.roof.linear_layers_ns(&only);
+                    t += self.gdn_layers_ns(&only, x);
                     if self.windowed_layers > 0.0 {
                         let work = crate::cost::window::prefill_work(s, self.window_prefix_only);
                         let w = self.xfer_attention(sf.at(r, len(work)).0 * p.scale, &only);
@@ -350,7 +353,7 @@ impl KernelCost {
                     }
                     t += full_layers * self.mla_prefix_kv_b_ns(prefix, x);
                 }
-                None => t += self.roof.attention_op_ns(&transfer::prefill_only(s)),
+                None => t += self.roof_attention_ns(&transfer::prefill_only(s), x),
             }
         }
         t
@@ -482,6 +485,7 @@ impl KernelCost {
             self.decode_attn.surface.is_some() || self.decode_attn.bounded.is_some();
         if (decode && (!decode_priced || width > 1))
             || (prefill && self.prefill_attn.surface.is_none())
+            || self.gdn_on_roofline(decode, width, prefill)
         {
             b |= 2;
         }
