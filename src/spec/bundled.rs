@@ -299,6 +299,11 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
             "model `{name_or_path}` ({arch}): {why}, which servesim does not price"
         )));
     }
+    if let Some(why) = super::nvfp4::mixed_precision(&last) {
+        return Err(Error::Msg(format!(
+            "model `{name_or_path}`: {why}; pass another build (the bf16 or FP8 checkpoint)"
+        )));
+    }
     if let Some(why) = checkpoint_name::other_model(&last) {
         return Err(Error::Msg(format!(
             "model `{name_or_path}`: {why}; servesim bundles no config for it: pass its \

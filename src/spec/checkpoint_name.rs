@@ -120,6 +120,23 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
          context 202752)",
     ),
     (
+        "qwen3.6-27b",
+        "qwen3.5-27b",
+        "nvidia/Qwen3.6-27B-NVFP4's config.json (aiconfigurator-core 0.12.0 model_configs): \
+         every text_config and vision_config size equals Qwen3.5-27B's (64 layers, \
+         full_attention_interval 4, hidden 5120, 24 / 4 heads of 256, MLP 17,408, GDN 16 / 48 \
+         heads of 128, vocab 248,320); it adds output_gate_type swish, the activation of the \
+         GDN output's gated RMSNorm (sglang qwen3_5.py; silu is swish), and its quantization",
+    ),
+    (
+        "qwen3.6-35b-a3b",
+        "qwen3.5-35b-a3b",
+        "nvidia/Qwen3.6-35B-A3B-NVFP4's config.json (aiconfigurator-core 0.12.0 \
+         model_configs): every text_config and vision_config size equals Qwen3.5-35B-A3B's (40 \
+         layers, hidden 2048, 256 experts of 512 top 8, one shared expert of 512, vocab \
+         248,320); only its quantization differs",
+    ),
+    (
         "mistral-7b-instruct-v0.1",
         "mistral-7b-v0.1",
         "Mistral's instruction fine-tune of Mistral-7B-v0.1 (its model card)",

@@ -53,3 +53,78 @@ fn layers_kv_and_state_by_hand() {
         30.0 * (49_152.0 + 2_097_152.0)
     );
 }
+
+const MOE_122B: &str = "Qwen--Qwen3.5-122B-A10B";
+
+#[test]
+fn qwen3_5_122b_a10b_by_hand_and_against_its_name() {
+    // huggingface.co/Qwen/Qwen3.5-122B-A10B: "122B total, 10B activated" (the name's figures;
+    // vision encoder included in the total, as SGLang loads it).
+    let m = parse(MOE_122B);
+    near("122B-A10B total", total_params(&m), 122.0, 0.02);
+    near("122B-A10B active", active_params(&m), 10.0, 0.05);
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!((moe.num_experts, moe.experts_per_token), (256, 8));
+    assert_eq!(
+        (
+            moe.expert_intermediate_size,
+            moe.shared_expert_intermediate_size
+        ),
+        (1024, 1024)
+    );
+    // 48 layers, full_attention_interval 4: 12 full, 36 gated delta-net.
+    let l = m.linear_attention.as_ref().expect("GDN layers");
+    assert_eq!((m.full_attention_layers(), l.layers), (12, 36));
+    // KV cell: 12 full layers × 2 KV heads × 256 × 2 (K and V) × 2 B = 24 576 B at TP 1; the 2
+    // KV heads split over TP 2 and are replicated beyond.
+    assert_eq!(m.kv_bytes_per_token_per_rank(1, KvDtype::Bf16), 24_576.0);
+    assert_eq!(m.kv_bytes_per_token_per_rank(2, KvDtype::Bf16), 12_288.0);
+    assert_eq!(m.kv_bytes_per_token_per_rank(4, KvDtype::Bf16), 12_288.0);
+    // State per GDN layer: conv (2·16·128 + 64·128) × (4 − 1) × 2 B = 73 728 B, temporal
+    // 64 value heads × 128 × 128 × 4 B (mamba_ssm_dtype float32) = 4 194 304 B; × 36 layers.
+    assert_eq!(
+        m.linear_state_bytes_per_request(1),
+        36.0 * (73_728.0 + 4_194_304.0)
+    );
+}
+
+#[test]
+fn qwen3_6_resolves_to_qwen3_5s_layer_stack_and_its_mixed_nvfp4_builds_are_refused() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::model::WeightFormat;
+    // nvidia/Qwen3.6-27B-NVFP4 and -35B-A3B-NVFP4 (aiconfigurator-core 0.12.0 model_configs)
+    // carry Qwen3.5-27B's / -35B-A3B's sizes (src/spec/checkpoint_name.rs).
+    for (id, base, layers) in [
+        ("Qwen/Qwen3.6-27B", DENSE, 64),
+        ("Qwen/Qwen3.6-35B-A3B", MOE_35B, 40),
+    ] {
+        let m = load_model(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let b = parse(base);
+        assert_eq!(
+            (m.num_layers, m.hidden_size),
+            (layers, b.hidden_size),
+            "{id}"
+        );
+        assert_eq!(m.linear_attention, b.linear_attention, "{id}");
+        assert_eq!(total_params(&m), total_params(&b), "{id}");
+        assert_eq!(m.hf_id.as_deref(), Some(id));
+        assert!(m.notes.iter().any(|n| n.contains("qwen3.5")), "{id}");
+    }
+    let m = load_model("Qwen/Qwen3.6-35B-A3B-FP8").unwrap();
+    assert_eq!(m.weights, WeightFormat::Fp8);
+    // Their NVIDIA builds are ModelOpt MIXED_PRECISION (FP8 attention, NVFP4 MLP): refused in
+    // one line by name, as their config.json is.
+    for id in ["nvidia/Qwen3.6-27B-NVFP4", "nvidia/Qwen3.6-35B-A3B-NVFP4"] {
+        let e = load_model(id).unwrap_err().to_string();
+        assert!(
+            e.contains("MIXED_PRECISION") && e.contains(id) && !e.contains('\n'),
+            "{id}: {e}"
+        );
+    }
+    // Qwen3.5-122B-A10B's NVIDIA build states quant_algo NVFP4: priced as NVFP4, FP8 KV.
+    let m = load_model("nvidia/Qwen3.5-122B-A10B-NVFP4").unwrap();
+    assert_eq!(
+        (m.name.as_str(), m.weights, m.kv_cache_dtype),
+        ("qwen3.5-122b-a10b", WeightFormat::Nvfp4, KvDtype::Fp8)
+    );
+}
