@@ -312,7 +312,7 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     }
     let (base, note) = match checkpoint_name::same_architecture(&last) {
         Some((base, note)) => (base, Some(note)),
-        None => (last, None),
+        None => (last.clone(), None),
     };
     let (mut model, suffix) = if let Some(name) = bundled_prefix_of(&base) {
         (load_model(name)?, base[name.len()..].to_string())
@@ -323,6 +323,10 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     };
     checkpoint_name::apply_suffix(&mut model, name_or_path, &suffix)?;
     model.notes.extend(note);
+    if let Some((tokens, note)) = super::checkpoint_context::own_context(&last) {
+        model.context_length = tokens;
+        model.notes.push(note);
+    }
     // The checkpoint is the one named (`zai-org/GLM-4.6-FP8`), not the stand-in it is priced
     // with: `plan`'s launch command and the draft-is-target check name it.
     if super::hf_config::looks_like_hub_id(name_or_path) {

@@ -120,6 +120,38 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
          context 202752)",
     ),
     (
+        "llama-3-8b",
+        "llama-3.1-8b",
+        "Meta-Llama-3-8B-Instruct's config (dumped in Retruth/deontic \
+         nlp_models/llama3/README.md @a77cf87) has Llama 3.1 8B's shapes: hidden 4096, MLP \
+         14,336, 32 layers, 32 / 8 heads of 128, vocab 128,256, untied; its 8192-token context \
+         is its own (spec::checkpoint_context)",
+    ),
+    (
+        "llama-3-70b",
+        "llama-3.1-70b",
+        "Meta-Llama-3-70B's params.json (meta-llama/llama3 @66cd498: dim 8192, 80 layers, 64 / \
+         8 heads, vocab 128,256, ffn_dim_multiplier 1.3 and multiple_of 4096, i.e. an MLP of \
+         28,672) is Llama 3.1 70B's stack; its 8192-token context is its own \
+         (spec::checkpoint_context)",
+    ),
+    (
+        "qwq-32b",
+        "qwen2.5-32b",
+        "Qwen/QwQ-32B's config (copied at huggingface.co/unsloth/QwQ-32B config.json @403266f, \
+         _name_or_path Qwen/QwQ-32B) has Qwen2.5-32B's sizes: Qwen2ForCausalLM, hidden 5120, \
+         MLP 27,648, 64 layers, 40 / 8 heads, vocab 152,064, untied, 131,072 positions, \
+         use_sliding_window false (QwQ-32B-Preview the same, with its own 32,768 context)",
+    ),
+    (
+        "qwen2.5-coder-32b",
+        "qwen2.5-32b",
+        "Qwen/Qwen2.5-Coder-32B-Instruct's config (copied in huggingface.co/ai-team-20/\
+         qwen3-coder-480b-3 commit 6e6b0cb) has Qwen2.5-32B's sizes: hidden 5120, MLP 27,648, 64 \
+         layers, 40 / 8 heads, vocab 152,064, untied; its 32,768-token context is its own \
+         (spec::checkpoint_context)",
+    ),
+    (
         "qwen3.6-27b",
         "qwen3.5-27b",
         "nvidia/Qwen3.6-27B-NVFP4's config.json (aiconfigurator-core 0.12.0 model_configs): \
