@@ -64,6 +64,8 @@ bundle!(MODELS, MODEL_DIR = "models":
     "gemma-3-4b-it",
     "gemma-3-12b-it",
     "gemma-3-27b-it",
+    "phi-4",
+    "mistral-small-24b-instruct-2501",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

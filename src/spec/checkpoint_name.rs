@@ -187,6 +187,13 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
         "Mistral's model card: an instruct fine-tune of Mistral-7B-v0.3",
     ),
     (
+        "mistral-small-24b-base-2501",
+        "mistral-small-24b-instruct-2501",
+        "Mistral-Small-24B-Instruct-2501 is the instruction fine-tune of \
+         Mistral-Small-24B-Base-2501; the base's config (copied in huggingface.co/estrogen/\
+         Mistral-Small-24b-Sertraline-0304-eval-template) has the same sizes",
+    ),
+    (
         "mistral-nemo-instruct-2407",
         "mistral-nemo-base-2407",
         "Mistral's instruction fine-tune of Mistral-Nemo-Base-2407 (same layer shapes; the \
@@ -197,11 +204,27 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
 /// Checkpoints whose names start with a bundled model's (or a same-architecture build's) name
 /// but that are other models, with what they are: refused by name rather than priced as the
 /// model their name starts with.
-const OTHER_MODELS: &[(&str, &str)] = &[(
-    "glm-4.7-flash",
-    "GLM-4.7-Flash is another model (Glm4MoeLiteForCausalLM: 30B-A3B with MLA attention, 47 \
+const OTHER_MODELS: &[(&str, &str)] = &[
+    (
+        "phi-4-mini",
+        "Phi-4-mini is another, smaller model than phi-4 (14B), not its layer stack",
+    ),
+    (
+        "phi-4-multimodal",
+        "Phi-4-multimodal is another model (a smaller decoder with vision and audio encoders), \
+         not phi-4's layer stack",
+    ),
+    (
+        "phi-4-reasoning",
+        "Phi-4-reasoning is phi-4 fine-tuned with its own context length, which servesim has \
+         no source for",
+    ),
+    (
+        "glm-4.7-flash",
+        "GLM-4.7-Flash is another model (Glm4MoeLiteForCausalLM: 30B-A3B with MLA attention, 47 \
      layers, 64 experts), not GLM-4.7's layer stack",
-)];
+    ),
+];
 
 /// Checkpoint names (lower-cased, no organisation; builds such as `-exp`, `-fp8` included) of
 /// architectures servesim refuses, with that architecture: refused by name with the mechanism

@@ -73,3 +73,41 @@ fn qwq_and_qwen2_5_coder_32b_are_qwen2_5_32bs_stack() {
     let m = load_model("Qwen/QwQ-32B-AWQ").unwrap_err().to_string();
     assert!(m.contains("AWQ"), "{m}");
 }
+
+#[test]
+fn phi_4_and_mistral_small_resolve_by_name() {
+    // phi-4 by id; its mini / multimodal / reasoning siblings are refused by name, never
+    // priced as phi-4.
+    let m = load_model("microsoft/phi-4").unwrap();
+    assert_eq!((m.name.as_str(), m.context_length), ("phi-4", 16_384));
+    assert_eq!(
+        load_model("microsoft/phi-4-FP8").unwrap().weights,
+        WeightFormat::Fp8
+    );
+    for id in [
+        "microsoft/Phi-4-mini-instruct",
+        "microsoft/Phi-4-reasoning-plus",
+    ] {
+        let e = load_model(id).unwrap_err().to_string();
+        assert!(e.contains(id) && !e.contains('\n'), "{id}: {e}");
+    }
+    // A Phi3ForCausalLM config.json reads as the Llama decoder SGLang serves it as.
+    let text = r#"{"architectures": ["Phi3ForCausalLM"], "hidden_size": 64,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+        "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 4096,
+        "sliding_window": 2047}"#;
+    let p = servesim::spec::hf_config::model_from_hf_config(text, std::path::Path::new("p.json"))
+        .unwrap();
+    assert!(p.sliding_window.is_none() && !p.qkv_bias);
+    // Attention 64·64 + 2·64·32 + 64·64 = 12,288, MLP 3·64·128 = 24,576, a layer; embedding and
+    // LM head 2·100·64.
+    assert_eq!(total_params(&p), (2 * (12_288 + 24_576) + 12_800) as f64);
+    for id in [
+        "mistralai/Mistral-Small-24B-Instruct-2501",
+        "mistralai/Mistral-Small-24B-Base-2501",
+    ] {
+        let m = load_model(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(m.name, "mistral-small-24b-instruct-2501", "{id}");
+        assert_eq!((m.head_dim, m.context_length), (128, 32_768), "{id}");
+    }
+}
