@@ -187,6 +187,13 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
         "Mistral's model card: an instruct fine-tune of Mistral-7B-v0.3",
     ),
     (
+        "kimi-k2.6-nvfp4",
+        "kimi-k2.5-nvfp4",
+        "nvidia/Kimi-K2.6-NVFP4's config.json (aiconfigurator-core 0.12.0 model_configs): every \
+         text_config and vision_config size equals Kimi-K2.5's (61 layers, MLA, 384 experts of \
+         2048 top 8, vocab 163,840); only its eos token and quantization differ",
+    ),
+    (
         "mistral-small-24b-base-2501",
         "mistral-small-24b-instruct-2501",
         "Mistral-Small-24B-Instruct-2501 is the instruction fine-tune of \
@@ -232,6 +239,9 @@ const OTHER_MODELS: &[(&str, &str)] = &[
 /// DeepSeek-V3.2 and GLM-5 from aiconfigurator 0.10.0's `model_configs` (`architectures`).
 const REFUSED_BY_NAME: &[(&str, &str)] = &[
     ("deepseek-v3.2", "DeepseekV32ForCausalLM"),
+    // google--gemma-4-26B-A4B and nvidia--Gemma-4-31B-IT-NVFP4 in aiconfigurator-core 0.12.0.
+    ("gemma-4", "Gemma4ForConditionalGeneration"),
+    ("gemma-2", "Gemma2ForCausalLM"),
     ("glm-5", "GlmMoeDsaForCausalLM"),
     ("minimax-m3", "MiniMaxM3ForCausalLM"),
 ];
