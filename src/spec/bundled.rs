@@ -66,6 +66,7 @@ bundle!(MODELS, MODEL_DIR = "models":
     "gemma-3-27b-it",
     "phi-4",
     "mistral-small-24b-instruct-2501",
+    "qwen3-next-80b-a3b",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name

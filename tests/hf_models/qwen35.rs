@@ -128,3 +128,47 @@ fn qwen3_6_resolves_to_qwen3_5s_layer_stack_and_its_mixed_nvfp4_builds_are_refus
         ("qwen3.5-122b-a10b", WeightFormat::Nvfp4, KvDtype::Fp8)
     );
 }
+
+#[test]
+fn qwen3_next_80b_a3b_by_hand_and_as_the_reader_prices_its_config() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::model::WeightFormat;
+    let m = load_model("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
+    assert_eq!(m.name, "qwen3-next-80b-a3b");
+    // Qwen: "80B total parameters, only 3B active"; the active count with the embedding and
+    // LM head (2 · 151 936 · 2048 = 0.62B) is above 3B, without them below 4B.
+    near("Qwen3-Next total", total_params(&m), 80.0, 0.01);
+    let active = active_params(&m) / 1e9;
+    assert!(active > 3.0 && active - 0.622 < 4.0, "{active}");
+    // 12 full layers × 2 KV heads × 256 × 2 × 2 B; state per GDN layer: conv (2·2048 + 4096)
+    // × 3 × 2 B = 49 152 B, temporal 32 × 128 × 128 × 4 B = 2 097 152 B; × 36 layers.
+    assert_eq!(m.kv_bytes_per_token_per_rank(1, KvDtype::Bf16), 24_576.0);
+    assert_eq!(
+        m.linear_state_bytes_per_request(1),
+        36.0 * (49_152.0 + 2_097_152.0)
+    );
+    // The reader, given a config.json with the sizes the YAML header sources, builds the same
+    // model (name, id and context aside).
+    let text = r#"{"architectures": ["Qwen3NextForCausalLM"], "vocab_size": 151936,
+        "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "max_position_embeddings": 262144, "tie_word_embeddings": false,
+        "attention_bias": false, "full_attention_interval": 4, "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512,
+        "mlp_only_layers": []}"#;
+    let mut hf = servesim::spec::hf_config::model_from_hf_config(
+        text,
+        std::path::Path::new("qwen3-next.json"),
+    )
+    .unwrap();
+    hf.name.clone_from(&m.name);
+    hf.hf_id.clone_from(&m.hf_id);
+    assert_eq!(hf, m);
+    // The Thinking build and an FP8 build resolve to the same stack.
+    let t = load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").unwrap();
+    assert_eq!(t.linear_attention, m.linear_attention);
+    let f = load_model("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8").unwrap();
+    assert_eq!(f.weights, WeightFormat::Fp8);
+}

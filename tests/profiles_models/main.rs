@@ -199,6 +199,7 @@ fn weight_bytes_match_reference() {
         ("phi-4", WeightFormat::Bf16, 2.0 * 14_659_092_480.0, 1e-9),
         // Mistral's card: "24 billion parameters" (a round figure, so 3%).
         (MS24, WeightFormat::Bf16, 2.0 * 24e9, 0.03),
+        ("qwen3-next-80b-a3b", WeightFormat::Bf16, 160e9, 0.01), // Qwen: 80B total
     ];
     assert_eq!(
         cases.len(),
@@ -258,6 +259,7 @@ fn kv_bytes_per_token_match_reference() {
         // phi-4: 40 layers × 10 KV heads × 128; Mistral-Small-24B: 40 × 8 × 128.
         ("phi-4", 2.0 * 40.0 * 10.0 * 128.0 * 2.0),
         (MS24, 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
+        ("qwen3-next-80b-a3b", 2.0 * 12.0 * 2.0 * 256.0 * 2.0), // 12 full layers
     ];
     assert_eq!(
         cases.len(),
