@@ -6,6 +6,13 @@
 //! given), and the context length refuses longer requests and sizes the request pool
 //! (`server.rs`), so the checkpoint's own value replaces the stand-in's.
 
+/// Qwen2.5's Instruct checkpoints resolve to the base configs (131,072 positions), but state
+/// 32,768 themselves.
+const QWEN2_5_INSTRUCT: &str = "Qwen2.5 Instruct model cards, \"Processing Long Texts\": \"The \
+     current config.json is set for context length up to 32,768 tokens\" (YaRN beyond it; \
+     quoted from the Qwen2.5-32B-Instruct card in vllm-project/vllm#10737; the 0.5B-7B \
+     Instruct configs on the Hub: max_position_embeddings 32768)";
+
 /// (checkpoint name lower-cased without its organisation, its context length in tokens, the
 /// source). A name matches itself or itself followed by `-`; the longest match wins.
 const OWN_CONTEXT: &[(&str, u64, &str)] = &[
@@ -22,6 +29,10 @@ const OWN_CONTEXT: &[(&str, u64, &str)] = &[
         "Meta's Llama 3 model card (meta-llama/llama3 MODEL_CARD.md: context length 8k for the \
          8B and the 70B)",
     ),
+    ("qwen2.5-1.5b-instruct", 32768, QWEN2_5_INSTRUCT),
+    ("qwen2.5-7b-instruct", 32768, QWEN2_5_INSTRUCT),
+    ("qwen2.5-32b-instruct", 32768, QWEN2_5_INSTRUCT),
+    ("qwen2.5-72b-instruct", 32768, QWEN2_5_INSTRUCT),
     (
         "qwq-32b-preview",
         32768,

@@ -111,3 +111,20 @@ fn phi_4_and_mistral_small_resolve_by_name() {
         assert_eq!((m.head_dim, m.context_length), (128, 32_768), "{id}");
     }
 }
+
+#[test]
+fn qwen2_5_instruct_checkpoints_state_a_32k_context() {
+    // Qwen2.5 Instruct cards: "The current config.json is set for context length up to 32,768
+    // tokens"; the base configs (aiconfigurator 0.7.0 copies) state 131,072.
+    for (id, context) in [
+        ("Qwen/Qwen2.5-7B-Instruct", 32_768),
+        ("Qwen/Qwen2.5-32B-Instruct", 32_768),
+        ("Qwen/Qwen2.5-72B-Instruct-FP8", 32_768),
+        ("Qwen/Qwen2.5-1.5B-Instruct", 32_768),
+        ("Qwen/Qwen2.5-72B", 131_072),
+        ("Qwen/Qwen2.5-7B", 131_072),
+    ] {
+        let m = load_model(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(m.context_length, context, "{id}");
+    }
+}
