@@ -55,6 +55,9 @@ CONFIGS = [
     "mistralai--Mixtral-8x22B-v0.1",
     "moonshotai--Kimi-K2-Instruct",
     "moonshotai--Kimi-K2.5",
+    # Qwen3.5-122B-A10B (hybrid gated delta-net MoE, src/spec/hf_qwen3_next.rs), with its
+    # `vision_config`, as the 0.10.0 Qwen3.5 configs below.
+    "Qwen--Qwen3.5-122B-A10B",
 ]
 
 # From aiconfigurator 0.7.0 (base checkpoints; their Instruct builds share the architecture and

@@ -29,10 +29,10 @@ fn unknown_profile_and_model_list_the_available_names() {
 #[test]
 fn an_unbundled_hf_id_and_a_near_name_say_what_to_pass() {
     fails_with(
-        &["run", "--model", "Qwen/Qwen2.5-Coder-32B-Instruct"],
+        &["run", "--model", "ibm-granite/granite-3.3-8b-instruct"],
         &[
             "neither bundled nor a file",
-            "huggingface.co/Qwen/Qwen2.5-Coder-32B-Instruct/blob/main/config.json",
+            "huggingface.co/ibm-granite/granite-3.3-8b-instruct/blob/main/config.json",
             "llama-3.1-70b",
         ],
     );

@@ -64,6 +64,9 @@ bundle!(MODELS, MODEL_DIR = "models":
     "gemma-3-4b-it",
     "gemma-3-12b-it",
     "gemma-3-27b-it",
+    "phi-4",
+    "mistral-small-24b-instruct-2501",
+    "qwen3-next-80b-a3b",
 );
 
 // Speculative-decoding draft heads (`--speculative-draft-model-path NAME`): loadable by name
@@ -299,6 +302,11 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
             "model `{name_or_path}` ({arch}): {why}, which servesim does not price"
         )));
     }
+    if let Some(why) = super::nvfp4::mixed_precision(&last) {
+        return Err(Error::Msg(format!(
+            "model `{name_or_path}`: {why}; pass another build (the bf16 or FP8 checkpoint)"
+        )));
+    }
     if let Some(why) = checkpoint_name::other_model(&last) {
         return Err(Error::Msg(format!(
             "model `{name_or_path}`: {why}; servesim bundles no config for it: pass its \
@@ -307,7 +315,7 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     }
     let (base, note) = match checkpoint_name::same_architecture(&last) {
         Some((base, note)) => (base, Some(note)),
-        None => (last, None),
+        None => (last.clone(), None),
     };
     let (mut model, suffix) = if let Some(name) = bundled_prefix_of(&base) {
         (load_model(name)?, base[name.len()..].to_string())
@@ -318,6 +326,10 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
     };
     checkpoint_name::apply_suffix(&mut model, name_or_path, &suffix)?;
     model.notes.extend(note);
+    if let Some((tokens, note)) = super::checkpoint_context::own_context(&last) {
+        model.context_length = tokens;
+        model.notes.push(note);
+    }
     // The checkpoint is the one named (`zai-org/GLM-4.6-FP8`), not the stand-in it is priced
     // with: `plan`'s launch command and the draft-is-target check name it.
     if super::hf_config::looks_like_hub_id(name_or_path) {

@@ -48,6 +48,7 @@ bundle_hf!(
     "Qwen--Qwen3.5-27B",
     "Qwen--Qwen3.5-35B-A3B",
     "Qwen--Qwen3.5-397B-A17B",
+    "Qwen--Qwen3.5-122B-A10B",
 );
 
 /// A bundled config: its file stem `org--name` and its text.

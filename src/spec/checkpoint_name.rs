@@ -120,6 +120,55 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
          context 202752)",
     ),
     (
+        "llama-3-8b",
+        "llama-3.1-8b",
+        "Meta-Llama-3-8B-Instruct's config (dumped in Retruth/deontic \
+         nlp_models/llama3/README.md @a77cf87) has Llama 3.1 8B's shapes: hidden 4096, MLP \
+         14,336, 32 layers, 32 / 8 heads of 128, vocab 128,256, untied; its 8192-token context \
+         is its own (spec::checkpoint_context)",
+    ),
+    (
+        "llama-3-70b",
+        "llama-3.1-70b",
+        "Meta-Llama-3-70B's params.json (meta-llama/llama3 @66cd498: dim 8192, 80 layers, 64 / \
+         8 heads, vocab 128,256, ffn_dim_multiplier 1.3 and multiple_of 4096, i.e. an MLP of \
+         28,672) is Llama 3.1 70B's stack; its 8192-token context is its own \
+         (spec::checkpoint_context)",
+    ),
+    (
+        "qwq-32b",
+        "qwen2.5-32b",
+        "Qwen/QwQ-32B's config (copied at huggingface.co/unsloth/QwQ-32B config.json @403266f, \
+         _name_or_path Qwen/QwQ-32B) has Qwen2.5-32B's sizes: Qwen2ForCausalLM, hidden 5120, \
+         MLP 27,648, 64 layers, 40 / 8 heads, vocab 152,064, untied, 131,072 positions, \
+         use_sliding_window false (QwQ-32B-Preview the same, with its own 32,768 context)",
+    ),
+    (
+        "qwen2.5-coder-32b",
+        "qwen2.5-32b",
+        "Qwen/Qwen2.5-Coder-32B-Instruct's config (copied in huggingface.co/ai-team-20/\
+         qwen3-coder-480b-3 commit 6e6b0cb) has Qwen2.5-32B's sizes: hidden 5120, MLP 27,648, 64 \
+         layers, 40 / 8 heads, vocab 152,064, untied; its 32,768-token context is its own \
+         (spec::checkpoint_context)",
+    ),
+    (
+        "qwen3.6-27b",
+        "qwen3.5-27b",
+        "nvidia/Qwen3.6-27B-NVFP4's config.json (aiconfigurator-core 0.12.0 model_configs): \
+         every text_config and vision_config size equals Qwen3.5-27B's (64 layers, \
+         full_attention_interval 4, hidden 5120, 24 / 4 heads of 256, MLP 17,408, GDN 16 / 48 \
+         heads of 128, vocab 248,320); it adds output_gate_type swish, the activation of the \
+         GDN output's gated RMSNorm (sglang qwen3_5.py; silu is swish), and its quantization",
+    ),
+    (
+        "qwen3.6-35b-a3b",
+        "qwen3.5-35b-a3b",
+        "nvidia/Qwen3.6-35B-A3B-NVFP4's config.json (aiconfigurator-core 0.12.0 \
+         model_configs): every text_config and vision_config size equals Qwen3.5-35B-A3B's (40 \
+         layers, hidden 2048, 256 experts of 512 top 8, one shared expert of 512, vocab \
+         248,320); only its quantization differs",
+    ),
+    (
         "mistral-7b-instruct-v0.1",
         "mistral-7b-v0.1",
         "Mistral's instruction fine-tune of Mistral-7B-v0.1 (its model card)",
@@ -138,6 +187,20 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
         "Mistral's model card: an instruct fine-tune of Mistral-7B-v0.3",
     ),
     (
+        "kimi-k2.6-nvfp4",
+        "kimi-k2.5-nvfp4",
+        "nvidia/Kimi-K2.6-NVFP4's config.json (aiconfigurator-core 0.12.0 model_configs): every \
+         text_config and vision_config size equals Kimi-K2.5's (61 layers, MLA, 384 experts of \
+         2048 top 8, vocab 163,840); only its eos token and quantization differ",
+    ),
+    (
+        "mistral-small-24b-base-2501",
+        "mistral-small-24b-instruct-2501",
+        "Mistral-Small-24B-Instruct-2501 is the instruction fine-tune of \
+         Mistral-Small-24B-Base-2501; the base's config (copied in huggingface.co/estrogen/\
+         Mistral-Small-24b-Sertraline-0304-eval-template) has the same sizes",
+    ),
+    (
         "mistral-nemo-instruct-2407",
         "mistral-nemo-base-2407",
         "Mistral's instruction fine-tune of Mistral-Nemo-Base-2407 (same layer shapes; the \
@@ -148,11 +211,27 @@ const SAME_ARCHITECTURE: &[(&str, &str, &str)] = &[
 /// Checkpoints whose names start with a bundled model's (or a same-architecture build's) name
 /// but that are other models, with what they are: refused by name rather than priced as the
 /// model their name starts with.
-const OTHER_MODELS: &[(&str, &str)] = &[(
-    "glm-4.7-flash",
-    "GLM-4.7-Flash is another model (Glm4MoeLiteForCausalLM: 30B-A3B with MLA attention, 47 \
+const OTHER_MODELS: &[(&str, &str)] = &[
+    (
+        "phi-4-mini",
+        "Phi-4-mini is another, smaller model than phi-4 (14B), not its layer stack",
+    ),
+    (
+        "phi-4-multimodal",
+        "Phi-4-multimodal is another model (a smaller decoder with vision and audio encoders), \
+         not phi-4's layer stack",
+    ),
+    (
+        "phi-4-reasoning",
+        "Phi-4-reasoning is phi-4 fine-tuned with its own context length, which servesim has \
+         no source for",
+    ),
+    (
+        "glm-4.7-flash",
+        "GLM-4.7-Flash is another model (Glm4MoeLiteForCausalLM: 30B-A3B with MLA attention, 47 \
      layers, 64 experts), not GLM-4.7's layer stack",
-)];
+    ),
+];
 
 /// Checkpoint names (lower-cased, no organisation; builds such as `-exp`, `-fp8` included) of
 /// architectures servesim refuses, with that architecture: refused by name with the mechanism
@@ -160,6 +239,9 @@ const OTHER_MODELS: &[(&str, &str)] = &[(
 /// DeepSeek-V3.2 and GLM-5 from aiconfigurator 0.10.0's `model_configs` (`architectures`).
 const REFUSED_BY_NAME: &[(&str, &str)] = &[
     ("deepseek-v3.2", "DeepseekV32ForCausalLM"),
+    // google--gemma-4-26B-A4B and nvidia--Gemma-4-31B-IT-NVFP4 in aiconfigurator-core 0.12.0.
+    ("gemma-4", "Gemma4ForConditionalGeneration"),
+    ("gemma-2", "Gemma2ForCausalLM"),
     ("glm-5", "GlmMoeDsaForCausalLM"),
     ("minimax-m3", "MiniMaxM3ForCausalLM"),
 ];

@@ -30,6 +30,7 @@ use std::path::Path;
 pub const SUPPORTED_ARCHITECTURES: &[&str] = &[
     "LlamaForCausalLM",
     "MistralForCausalLM",
+    "Phi3ForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",
@@ -202,7 +203,9 @@ fn build(cfg: &Config, architecture: &str, text_arch: &str, origin: &Path) -> Re
             spec.qkv_bias =
                 text_arch == "Qwen2ForCausalLM" || cfg.bool_or("attention_bias", false)?;
             // Mistral's `sliding_window` is not applied: SGLang serves `MistralForCausalLM`
-            // as its `LlamaForCausalLM` (`models/mistral.py`), full attention on every layer.
+            // as its `LlamaForCausalLM` (`models/mistral.py`), full attention on every layer;
+            // `Phi3ForCausalLM` is that class too (`models/llama.py`), its fused qkv_proj /
+            // gate_up_proj tensors the same matrices.
             spec.intermediate_size = cfg.u64("intermediate_size")?;
         }
     }

@@ -26,7 +26,15 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "Gemma4ForConditionalGeneration",
         "per-layer sliding/full attention mix (`layer_types`) with shared K=V \
-         (`attention_k_eq_v`)",
+         (`attention_k_eq_v`), held in SGLang's hybrid SWA pool (configs/model_config.py \
+         is_hybrid_swa_model, 0.5.23)",
+    ),
+    (
+        // sglang 0.5.23 models/gemma2.py: `use_sliding_window = layer_id % 2 == 0`, window
+        // `sliding_window - 1`, `logit_cap = attn_logit_softcapping`.
+        "Gemma2ForCausalLM",
+        "sliding-window attention on every other layer (`sliding_window`) with attention logit \
+         soft-capping (`attn_logit_softcapping`), not read for this architecture yet",
     ),
     (
         "MiMoV2FlashForCausalLM",

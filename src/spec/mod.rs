@@ -4,6 +4,7 @@ pub mod arch;
 pub mod backend_defaults;
 pub mod bundled;
 pub mod bundled_hf;
+pub mod checkpoint_context;
 pub mod checkpoint_name;
 pub mod chunked_prefix;
 pub mod defaults;

@@ -16,6 +16,7 @@ mod names;
 mod nvfp4;
 mod qwen35;
 mod refusals;
+mod stand_ins;
 
 fn hf_path(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

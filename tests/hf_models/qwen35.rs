@@ -85,3 +85,122 @@ fn nextn_drafts_with_qwen35s_own_mtp_layer_from_0_5_9() {
     // 0.5.8 serves no Qwen3.5 (no qwen3_5.py in its wheel), so no default draft either.
     assert!(SpeculativeConfig::resolve(&nextn, &target, "0.5.8".parse().unwrap(), 8).is_err());
 }
+
+const MOE_122B: &str = "Qwen--Qwen3.5-122B-A10B";
+
+#[test]
+fn qwen3_5_122b_a10b_by_hand_and_against_its_name() {
+    // huggingface.co/Qwen/Qwen3.5-122B-A10B: "122B total, 10B activated" (the name's figures;
+    // vision encoder included in the total, as SGLang loads it).
+    let m = parse(MOE_122B);
+    near("122B-A10B total", total_params(&m), 122.0, 0.02);
+    near("122B-A10B active", active_params(&m), 10.0, 0.05);
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!((moe.num_experts, moe.experts_per_token), (256, 8));
+    assert_eq!(
+        (
+            moe.expert_intermediate_size,
+            moe.shared_expert_intermediate_size
+        ),
+        (1024, 1024)
+    );
+    // 48 layers, full_attention_interval 4: 12 full, 36 gated delta-net.
+    let l = m.linear_attention.as_ref().expect("GDN layers");
+    assert_eq!((m.full_attention_layers(), l.layers), (12, 36));
+    // KV cell: 12 full layers × 2 KV heads × 256 × 2 (K and V) × 2 B = 24 576 B at TP 1; the 2
+    // KV heads split over TP 2 and are replicated beyond.
+    assert_eq!(m.kv_bytes_per_token_per_rank(1, KvDtype::Bf16), 24_576.0);
+    assert_eq!(m.kv_bytes_per_token_per_rank(2, KvDtype::Bf16), 12_288.0);
+    assert_eq!(m.kv_bytes_per_token_per_rank(4, KvDtype::Bf16), 12_288.0);
+    // State per GDN layer: conv (2·16·128 + 64·128) × (4 − 1) × 2 B = 73 728 B, temporal
+    // 64 value heads × 128 × 128 × 4 B (mamba_ssm_dtype float32) = 4 194 304 B; × 36 layers.
+    assert_eq!(
+        m.linear_state_bytes_per_request(1),
+        36.0 * (73_728.0 + 4_194_304.0)
+    );
+}
+
+#[test]
+fn qwen3_6_resolves_to_qwen3_5s_layer_stack_and_its_mixed_nvfp4_builds_are_refused() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::model::WeightFormat;
+    // nvidia/Qwen3.6-27B-NVFP4 and -35B-A3B-NVFP4 (aiconfigurator-core 0.12.0 model_configs)
+    // carry Qwen3.5-27B's / -35B-A3B's sizes (src/spec/checkpoint_name.rs).
+    for (id, base, layers) in [
+        ("Qwen/Qwen3.6-27B", DENSE, 64),
+        ("Qwen/Qwen3.6-35B-A3B", MOE_35B, 40),
+    ] {
+        let m = load_model(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let b = parse(base);
+        assert_eq!(
+            (m.num_layers, m.hidden_size),
+            (layers, b.hidden_size),
+            "{id}"
+        );
+        assert_eq!(m.linear_attention, b.linear_attention, "{id}");
+        assert_eq!(total_params(&m), total_params(&b), "{id}");
+        assert_eq!(m.hf_id.as_deref(), Some(id));
+        assert!(m.notes.iter().any(|n| n.contains("qwen3.5")), "{id}");
+    }
+    let m = load_model("Qwen/Qwen3.6-35B-A3B-FP8").unwrap();
+    assert_eq!(m.weights, WeightFormat::Fp8);
+    // Their NVIDIA builds are ModelOpt MIXED_PRECISION (FP8 attention, NVFP4 MLP): refused in
+    // one line by name, as their config.json is.
+    for id in ["nvidia/Qwen3.6-27B-NVFP4", "nvidia/Qwen3.6-35B-A3B-NVFP4"] {
+        let e = load_model(id).unwrap_err().to_string();
+        assert!(
+            e.contains("MIXED_PRECISION") && e.contains(id) && !e.contains('\n'),
+            "{id}: {e}"
+        );
+    }
+    // Qwen3.5-122B-A10B's NVIDIA build states quant_algo NVFP4: priced as NVFP4, FP8 KV.
+    let m = load_model("nvidia/Qwen3.5-122B-A10B-NVFP4").unwrap();
+    assert_eq!(
+        (m.name.as_str(), m.weights, m.kv_cache_dtype),
+        ("qwen3.5-122b-a10b", WeightFormat::Nvfp4, KvDtype::Fp8)
+    );
+}
+
+#[test]
+fn qwen3_next_80b_a3b_by_hand_and_as_the_reader_prices_its_config() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::model::WeightFormat;
+    let m = load_model("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
+    assert_eq!(m.name, "qwen3-next-80b-a3b");
+    // Qwen: "80B total parameters, only 3B active"; the active count with the embedding and
+    // LM head (2 · 151 936 · 2048 = 0.62B) is above 3B, without them below 4B.
+    near("Qwen3-Next total", total_params(&m), 80.0, 0.01);
+    let active = active_params(&m) / 1e9;
+    assert!(active > 3.0 && active - 0.622 < 4.0, "{active}");
+    // 12 full layers × 2 KV heads × 256 × 2 × 2 B; state per GDN layer: conv (2·2048 + 4096)
+    // × 3 × 2 B = 49 152 B, temporal 32 × 128 × 128 × 4 B = 2 097 152 B; × 36 layers.
+    assert_eq!(m.kv_bytes_per_token_per_rank(1, KvDtype::Bf16), 24_576.0);
+    assert_eq!(
+        m.linear_state_bytes_per_request(1),
+        36.0 * (49_152.0 + 2_097_152.0)
+    );
+    // The reader, given a config.json with the sizes the YAML header sources, builds the same
+    // model (name, id and context aside).
+    let text = r#"{"architectures": ["Qwen3NextForCausalLM"], "vocab_size": 151936,
+        "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "max_position_embeddings": 262144, "tie_word_embeddings": false,
+        "attention_bias": false, "full_attention_interval": 4, "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512,
+        "mlp_only_layers": []}"#;
+    let mut hf = servesim::spec::hf_config::model_from_hf_config(
+        text,
+        std::path::Path::new("qwen3-next.json"),
+    )
+    .unwrap();
+    hf.name.clone_from(&m.name);
+    hf.hf_id.clone_from(&m.hf_id);
+    assert_eq!(hf, m);
+    // The Thinking build and an FP8 build resolve to the same stack.
+    let t = load_model("Qwen/Qwen3-Next-80B-A3B-Thinking").unwrap();
+    assert_eq!(t.linear_attention, m.linear_attention);
+    let f = load_model("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8").unwrap();
+    assert_eq!(f.weights, WeightFormat::Fp8);
+}

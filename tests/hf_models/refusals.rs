@@ -96,3 +96,52 @@ fn refused_architectures_are_refused_by_checkpoint_name() {
     }
     assert!(load_model("deepseek-ai/DeepSeek-V3.1").is_ok());
 }
+
+/// Gemma-2 and Gemma-4 checkpoints, and a Gemma2ForCausalLM config.json, are refused with the
+/// mechanism; NVIDIA's Kimi-K2.6 NVFP4 build (Kimi-K2.5's sizes) is priced as NVFP4.
+#[test]
+fn gemma_2_and_4_are_refused_and_kimi_k2_6_nvfp4_resolves() {
+    use servesim::spec::bundled::load_model;
+    use servesim::spec::model::WeightFormat;
+    for (id, arch, mechanism) in [
+        ("google/gemma-2-27b-it", "Gemma2ForCausalLM", "soft-capping"),
+        (
+            "google/gemma-2-9b-it",
+            "Gemma2ForCausalLM",
+            "every other layer",
+        ),
+        (
+            "google/gemma-4-31B-it",
+            "Gemma4ForConditionalGeneration",
+            "SWA pool",
+        ),
+        (
+            "nvidia/Gemma-4-26B-A4B-NVFP4",
+            "Gemma4ForConditionalGeneration",
+            "K=V",
+        ),
+    ] {
+        let e = load_model(id).unwrap_err().to_string();
+        assert!(
+            e.contains(arch) && e.contains(mechanism) && !e.contains('\n'),
+            "{id}: {e}"
+        );
+    }
+    assert!(load_model("google/gemma-3-27b-it").is_ok());
+    let base = std::fs::read_to_string(super::hf_path("meta-llama--Meta-Llama-3.1-405B")).unwrap();
+    let text = base.replace("LlamaForCausalLM", "Gemma2ForCausalLM");
+    let e = model_from_hf_config(&text, Path::new("g.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not priced") && e.contains("soft-capping"),
+        "{e}"
+    );
+    let m = load_model("nvidia/Kimi-K2.6-NVFP4").unwrap();
+    let k25 = load_model("moonshotai/Kimi-K2.5").unwrap();
+    assert_eq!(m.weights, WeightFormat::Nvfp4);
+    assert_eq!(
+        (m.num_layers, &m.moe, &m.mla),
+        (k25.num_layers, &k25.moe, &k25.mla)
+    );
+}

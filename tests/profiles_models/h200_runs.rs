@@ -81,6 +81,7 @@ fn mistral_decode_steps_stream_their_weights() {
         "mistral-7b-v0.1",
         "mistral-7b-v0.3",
         "mistral-nemo-base-2407",
+        "mistral-small-24b-instruct-2501",
     ] {
         let out = explain_small_run("h200-sxm-141gb", name, "8");
         let step_ms: f64 = out

@@ -143,6 +143,8 @@ fn hardware_profiles_have_the_expected_shape() {
     }
 }
 
+const MS24: &str = "mistral-small-24b-instruct-2501";
+
 fn rel_err(got: f64, want: f64) -> f64 {
     (got - want).abs() / want
 }
@@ -192,6 +194,12 @@ fn weight_bytes_match_reference() {
         ("gemma-3-4b-it", WeightFormat::Bf16, 2.0 * 4.301e9, 0.003),
         ("gemma-3-12b-it", WeightFormat::Bf16, 2.0 * 12.188e9, 0.003),
         ("gemma-3-27b-it", WeightFormat::Bf16, 2.0 * 27.433e9, 0.003),
+        // Microsoft's phi-4 card: "14B parameters"; by hand 2·100,352·5120 + 40 × (65,536,000
+        // attention + 275,251,200 MLP) = 14,659,092,480 (the Hub's 14.7B).
+        ("phi-4", WeightFormat::Bf16, 2.0 * 14_659_092_480.0, 1e-9),
+        // Mistral's card: "24 billion parameters" (a round figure, so 3%).
+        (MS24, WeightFormat::Bf16, 2.0 * 24e9, 0.03),
+        ("qwen3-next-80b-a3b", WeightFormat::Bf16, 160e9, 0.01), // Qwen: 80B total
     ];
     assert_eq!(
         cases.len(),
@@ -248,6 +256,10 @@ fn kv_bytes_per_token_match_reference() {
         ("gemma-3-4b-it", 2.0 * 34.0 * 4.0 * 256.0 * 2.0),
         ("gemma-3-12b-it", 2.0 * 48.0 * 8.0 * 256.0 * 2.0),
         ("gemma-3-27b-it", 2.0 * 62.0 * 16.0 * 128.0 * 2.0),
+        // phi-4: 40 layers × 10 KV heads × 128; Mistral-Small-24B: 40 × 8 × 128.
+        ("phi-4", 2.0 * 40.0 * 10.0 * 128.0 * 2.0),
+        (MS24, 2.0 * 40.0 * 8.0 * 128.0 * 2.0),
+        ("qwen3-next-80b-a3b", 2.0 * 12.0 * 2.0 * 256.0 * 2.0), // 12 full layers
     ];
     assert_eq!(
         cases.len(),
