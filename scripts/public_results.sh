@@ -25,6 +25,9 @@ out=validation/public/RESULTS.md
   echo "benchmaq (Scicom AI, llm-benchmaq @3e344dd, RunPod): Qwen3-8B, Qwen3-14B and Llama-3.1-70B on 8x H100 (sglang 0.5.9) and"
   echo "gpt-oss-120b on 8x H100, H200 and A100 (0.5.8.post1), TP4xDP2 and TP8, random 1024-8192/128, 100 prompts at c100;"
   echo "SGLang PR #7631 (June 2025): DeepSeek-V3-0324 FP8 on 8x H20, TP8, random 1024/512 x200 at c8 (read as 0.4.8; roofline only)."
+  echo "SGLang cookbook pages added in round s32 (sgl-cookbook @7b5bd9c): GLM-4.6 BF16 on 8x B200 (TP8, 0.5.6.post1), MiniMax-M2.5"
+  echo "FP8 TP8 EP8 on 8x B200 (0.5.8) and 8x H100 (0.5.9), Kimi-K2.5 on 8x H200 (TP8; an unreleased main build, out of the"
+  echo "medians), random 1000/1000, 1000/8000 and 8000/1000 at c1 to c100 (p020-cookbook-glm-minimax-kimi-notes.md)."
   echo "Left out: SGLang PR #6939 (DeepSeek-V3 on 8x B200, June 2025)"
   echo "is the source of seed log 004, so it is in sample; SGLang servers measured with vLLM's client are listed in"
   echo "vllm-candidates.md; other candidates and why they were skipped: skipped-sources.md."
@@ -42,5 +45,7 @@ out=validation/public/RESULTS.md
   cat validation/public/p010-benchmaq-notes.md
   echo
   cat validation/public/p016-h20-notes.md
+  echo
+  cat validation/public/p020-cookbook-glm-minimax-kimi-notes.md
 } > "$out"
 echo "wrote $out"

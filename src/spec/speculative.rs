@@ -23,8 +23,8 @@ pub struct SpeculativeFlags {
     #[arg(long, alias = "speculative-algo")]
     pub speculative_algorithm: Option<String>,
     /// Draft model: a bundled name (e.g. qwen3-8b-eagle3), a model YAML or an HF config.json
-    /// (default for EAGLE / NEXTN on DeepSeek-V3 and GLM-4.5/4.6/4.7: the target's own MTP
-    /// layer).
+    /// (default for EAGLE / NEXTN on DeepSeek-V3, GLM-4.5/4.6/4.7 and Qwen3.5 from 0.5.9: the
+    /// target's own MTP layer).
     #[arg(long, alias = "speculative-draft-model", alias = "speculative-draft")]
     pub speculative_draft_model_path: Option<String>,
     /// Draft depth K (default: SGLang's auto choice per version and architecture).
@@ -427,7 +427,9 @@ fn resolve_draft(
     let glm = target.architecture == "Glm4MoeForCausalLM";
     let draft = match path {
         None if own_mtp => nextn_layer(target)?,
-        Some(_) if same_as_target && (target.mla.is_some() || glm) => nextn_layer(target)?,
+        Some(_) if same_as_target && (target.mla.is_some() || glm || own_mtp) => {
+            nextn_layer(target)?
+        }
         // Any GLM-4.5 checkpoint loaded as a draft is its MTP layer (`_config_draft_model`).
         Some(p) if glm => {
             let d = load_model(p)?;
@@ -441,8 +443,8 @@ fn resolve_draft(
             return Err(bad(
                 "--speculative-draft-model-path",
                 format!(
-                    "{} needs a draft model for {} (SGLang defaults it only to DeepSeek-V3's \
-                     and GLM-4.5's own MTP layer)",
+                    "{} needs a draft model for {} (SGLang defaults it only to the own MTP \
+                     layer of DeepSeek-V3, GLM-4.5 and, from 0.5.9, Qwen3.5)",
                     algorithm.name(),
                     target.name
                 ),

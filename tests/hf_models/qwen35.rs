@@ -4,6 +4,7 @@
 //! per-request recurrent state by hand.
 use super::{active_params, near, parse, total_params};
 use servesim::spec::model::KvDtype;
+use servesim::spec::speculative::{SpeculativeConfig, SpeculativeFlags};
 
 const DENSE: &str = "Qwen--Qwen3.5-27B";
 const MOE_35B: &str = "Qwen--Qwen3.5-35B-A3B";
@@ -52,4 +53,35 @@ fn layers_kv_and_state_by_hand() {
         m.linear_state_bytes_per_request(1),
         30.0 * (49_152.0 + 2_097_152.0)
     );
+}
+
+#[test]
+fn nextn_drafts_with_qwen35s_own_mtp_layer_from_0_5_9() {
+    // SGLang 0.5.9: a draft worker with no --speculative-draft-model-path loads the target
+    // (configs/model_config.py line 251, `model_path=model_path or server_args.model_path`) and
+    // `_config_draft_model` rewrites a Qwen3.5 draft to `Qwen3_5ForCausalLMMTP` (lines 324-329),
+    // one full-attention layer (qwen3_5_mtp.py lines 66-67) over `fc` (2h -> h). The cookbook's
+    // Qwen3.5-397B H200 run launches NEXTN this way (skipped-sources.md).
+    let target = parse(MOE_397B);
+    let nextn = SpeculativeFlags {
+        speculative_algorithm: Some("NEXTN".into()),
+        speculative_num_steps: Some(3),
+        speculative_eagle_topk: Some(1),
+        speculative_num_draft_tokens: Some(4),
+        ..Default::default()
+    };
+    let c = SpeculativeConfig::resolve(&nextn, &target, "0.5.9".parse().unwrap(), 8)
+        .unwrap()
+        .unwrap();
+    let d = c.draft.as_ref().unwrap();
+    assert_eq!(d.architecture, "Qwen3_5ForCausalLMMTP");
+    assert_eq!((d.num_layers, d.full_attention_layers()), (1, 1));
+    // By hand, per rank at TP 8 in bf16: 512 experts × 3 · 4096 · 1024 = 6.442e9 parameters
+    // (1.611e9 B a rank) plus the shared expert (3 · 4096 · 1024), router (512 · 4096), gated
+    // attention (4096 · 16 384 + 2 · 4096 · 512 + 8192 · 4096) and fc (8192 · 4096): 1.64e9 B.
+    // The embedding and LM head are the target's.
+    let b = c.draft_weight_bytes_per_rank;
+    assert!(b > 1.61e9 && b < 1.70e9, "{b}");
+    // 0.5.8 serves no Qwen3.5 (no qwen3_5.py in its wheel), so no default draft either.
+    assert!(SpeculativeConfig::resolve(&nextn, &target, "0.5.8".parse().unwrap(), 8).is_err());
 }
