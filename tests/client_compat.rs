@@ -477,3 +477,106 @@ fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
     assert!(gpt_oss("sglang").contains("gpt-oss-20b (MXFP4 experts) on SGLang"));
     assert!(!gpt_oss("vllm").contains("MXFP4 experts"));
 }
+
+/// An SGLang run whose fused MoE runs `get_default_config` for a bf16 shape says that servesim
+/// prices it as tuned and what was measured (src/cost/moe_config.rs): GLM-4.6 TP8 on B200 with
+/// 0.5.6.post1 (no E=161,N=192 B200 file in the wheel; E=161,N=192 ships for H200 and A800
+/// only) and Qwen3-235B TP8 on B200 under the roofline; not Qwen3-235B TP8 on H100 (the wheel
+/// ships `E=128,N=192,device_name=NVIDIA_H100_80GB_HBM3.json` from 0.4.6.post1), not a vLLM
+/// server, not Qwen3-30B-A3B TP2 on A100 under the kernel backend (its A100 table of SGLang
+/// 0.5.10 was measured without an A100 file too, so it holds the default's time). bf16 Qwen3
+/// MoE on B200 before 0.5.8 says instead that the B200 table timed FlashInfer's TRT-LLM MoE:
+/// 0.5.6.post1's server_args.py picks that runner for Qwen3MoeForCausalLM on sm100 only for fp8
+/// / modelopt_fp4, 0.5.8's also for unquantized; the table's row is that lane's 20.16 µs at 1
+/// token (AIConfigurator 0.12.0, b200_sxm sglang 0.5.14, kernel_source
+/// sglang_flashinfer_trtllm_moe).
+#[test]
+fn an_untuned_bf16_fused_moe_and_a_table_of_another_moe_runner_say_so() {
+    let run = |model: &str, hw: &str, tp: &str, version: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--num-prompts",
+            "4",
+            "--random-input-len",
+            "200",
+            "--random-output-len",
+            "16",
+            "--max-concurrency",
+            "1",
+            "--model",
+            model,
+            "--hardware",
+            hw,
+            "--tp",
+            tp,
+            "--sglang-version",
+            version,
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = servesim(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        err
+    };
+    let untuned = "ships no tuned fused-MoE config for";
+    let glm = run("glm-4.6", "b200-sxm-180gb", "8", "0.5.6.post1", &[]);
+    assert!(
+        glm.contains(&format!("{untuned} E=161,N=192,NVIDIA_B200,bf16")),
+        "{glm}"
+    );
+    assert!(glm.contains("up to 1.3× the price at decode"), "{glm}");
+    let q235 =
+        |hw: &str, version: &str, extra: &[&str]| run("qwen3-235b-a22b", hw, "8", version, extra);
+    let roof = q235("b200-sxm-180gb", "0.5.6", &["--cost-model", "roofline"]);
+    assert!(
+        roof.contains(&format!("{untuned} E=128,N=192,NVIDIA_B200,bf16")),
+        "{roof}"
+    );
+    assert!(!roof.contains("TRT-LLM MoE"), "{roof}");
+    assert!(!q235("h100-sxm5-80gb", "0.5.6", &[]).contains(untuned));
+    let (code, _, vllm) = servesim(&[
+        "run",
+        "--num-prompts",
+        "4",
+        "--random-input-len",
+        "200",
+        "--random-output-len",
+        "16",
+        "--max-concurrency",
+        "1",
+        "--model",
+        "qwen3-235b-a22b",
+        "--hardware",
+        "b200-sxm-180gb",
+        "--tp",
+        "8",
+        "--engine",
+        "vllm",
+    ]);
+    assert!(code == 0 && !vllm.contains(untuned), "{vllm}");
+    let a100 = run(
+        "qwen3-30b-a3b",
+        "a100-sxm4-80gb",
+        "2",
+        "0.5.1",
+        &["--cost-model", "kernels"],
+    );
+    assert!(!a100.contains(untuned), "{a100}");
+    // The lane: before 0.5.8 the triton kernel runs, from 0.5.8 the table's own.
+    let lane = "timed these experts with FlashInfer's TRT-LLM MoE";
+    let old = q235("b200-sxm-180gb", "0.5.6", &["--cost-model", "kernels"]);
+    assert!(
+        old.contains(lane) && old.contains("33.7 against 20.2 µs"),
+        "{old}"
+    );
+    assert!(!old.contains(untuned), "{old}");
+    let new = q235("b200-sxm-180gb", "0.5.8", &["--cost-model", "kernels"]);
+    assert!(!new.contains(lane) && !new.contains(untuned), "{new}");
+    let table = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/hardware-profiles/kernels/b200_sxm/0.5.14/moe.txt"
+    ))
+    .unwrap();
+    assert!(table
+        .lines()
+        .any(|l| l.starts_with("bf16 4096 1536 8 128 8 1 20.16 ")));
+}

@@ -24,12 +24,25 @@
 //! 5.68 ms a step ≈ 108 / 98 µs a MoE layer) is below what this prices for its E=264 shape
 //! (~208 / ~155 µs with the bundled B200 tables): an independent check the ratios do not
 //! pass yet (see README "Fused-MoE config"). It is measured on Blackwell for block-FP8 and applied on
-//! every NVIDIA GPU (no other measurement of the default config exists), automatically only
-//! to block-FP8 shapes (other dtypes' default tiles differ and are unmeasured: a bf16 shape
-//! without a file, e.g. Qwen3-235B-A22B TP8 on B200 in every release, is priced as tuned)
-//! and only for SGLang servers (vLLM ships its own files). Both cost backends apply it to
-//! their routed-expert time; the kernel backend only where its MoE table was measured with
-//! a tuned file (else the table already holds the default kernel's time).
+//! every NVIDIA GPU, only to block-FP8 shapes (asked for or by release) and only for SGLang
+//! servers (vLLM ships its own files). Both cost backends apply it to their routed-expert time;
+//! the kernel backend only where its MoE table was measured with a tuned file (else the table
+//! already holds the default kernel's time).
+//!
+//! Other dtypes are not priced, for a measured reason: bf16 (and int8_w8a8, the same branch of
+//! `get_default_config`) defaults to 16×32×64 tiles up to E rows, the 16-row tiles the tuned
+//! files pick at decode, and 64×64×32 above. AIConfigurator timed the same bf16 shapes on H100
+//! under SGLang 0.5.9 / 0.5.10 (no file: Qwen3-30B-A3B and Qwen3-235B-A22B at EP2, E=64, N=192
+//! to 1536) and 0.5.14 (the E=64 H100 files of 0.5.11): the default is within −6..+11% of the
+//! tuned kernel from 2 to 64 tokens and 1.1–1.5× slower from 512 (validation/public/
+//! p020-cookbook-glm-minimax-kimi-notes.md §6); vLLM's PRs adding bf16 files found the tuned
+//! kernel "2-12% faster" than their default (the same tiles) at 1–8 tokens and "20-24%" at
+//! 16–64 (#35457, H200, E=128,N=96), the default 1.03–1.09× tuned at 1–16 (#55511, A100
+//! PCIe, E=256,N=512). Not block-FP8's 2.7× at 16 rows, and no single ratio either, so it is
+//! left unpriced, as is the prefill excess (as noisy as the version-to-version drift of its
+//! controls), and such a run says so ([`unpriced_default`]). Per-channel FP8 (GLM) defaults to
+//! 64-row tiles like block-FP8's, is unmeasured, and its files are not in the table: priced as
+//! tuned, silently.
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::{ModelSpec, WeightFormat};
 use crate::spec::server::ServerConfig;
@@ -57,7 +70,9 @@ pub struct MoeShape {
     pub experts: u64,
     /// Per-rank expert intermediate size (the file name's N).
     pub shard_n: u64,
-    /// `bf16`, `fp8_w8a8@128x128` (block-FP8) or `int8_w8a8`.
+    /// `bf16`, `fp8_w8a8@128x128` (block-FP8), `fp8_w8a8` (per-channel, GLM) or `int8_w8a8`.
+    /// The table reads no `fp8_w8a8` file: per-channel files carry a `,per_channel_quant=True`
+    /// suffix `scripts/moe_config_table.py` does not parse, so their release bits are unknown.
     pub dtype: &'static str,
 }
 
@@ -221,13 +236,13 @@ pub fn untuned(
     );
     match server.fused_moe_tuned {
         Some(true) => None,
+        // The measured default/tuned ratio is block-FP8's default tile config; bf16's default
+        // measured as fast as tuned at decode, per-channel FP8's is unmeasured (module doc):
+        // not priced, asked for or not ([`unpriced_default`] says so).
+        _ if run_shape.dtype != BLOCK_FP8 => None,
         Some(false) => Some(Untuned {
             why: format!("--fused-moe-config default: SGLang's default tile config for {key}"),
         }),
-        // The measured default/tuned ratio is block-FP8's default tile config; other dtypes'
-        // defaults (bf16: 16×32×64 or 64×64×32 tiles) have no measurement, so a release
-        // without their file is not priced here.
-        None if run_shape.dtype != BLOCK_FP8 => None,
         None => {
             let (found, release) = shipped(device?, &run_shape, server.version)?;
             (!found).then(|| Untuned {
@@ -237,6 +252,83 @@ pub fn untuned(
             })
         }
     }
+}
+
+/// SGLang's first release whose `server_args.py` picks FlashInfer's TRT-LLM MoE runner on sm100
+/// for unquantized Qwen3MoeForCausalLM / Qwen3VLMoeForConditionalGeneration (`self.quantization
+/// in ("fp8", "modelopt_fp4") or self.quantization is None`, 0.5.8 and 0.5.8.post1 wheels;
+/// 0.5.6.post1, 0.5.6.post2 and 0.5.7 pick it only for fp8 / modelopt_fp4).
+pub const QWEN3_BF16_TRTLLM_MOE: Version = Version::new(0, 5, 8);
+
+/// For bf16 Qwen3 MoE served by SGLang on an sm100 GPU: `Some(true)` when the release runs
+/// FlashInfer's TRT-LLM MoE (no triton config file is read), `Some(false)` when it runs the
+/// triton fused MoE; `None` for every other deployment.
+pub fn qwen3_bf16_sm100_trtllm(
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+) -> Option<bool> {
+    let sm100 = matches!(
+        cuda_device_name(hw),
+        Some("NVIDIA_B200" | "NVIDIA_B300_SXM6_AC" | "NVIDIA_GB200")
+    );
+    let qwen3 = matches!(
+        model.architecture.as_str(),
+        "Qwen3MoeForCausalLM" | "Qwen3VLMoeForConditionalGeneration"
+    );
+    (sm100 && qwen3 && server.vllm.is_none() && server.weight_format == WeightFormat::Bf16)
+        .then(|| server.version >= QWEN3_BF16_TRTLLM_MOE)
+}
+
+/// The caveat of an SGLang run whose fused MoE runs `get_default_config` for a shape this
+/// module does not price (not block-FP8: see the module doc), because its release ships no
+/// tuned file for it or `--fused-moe-config default` says so; `None` otherwise, and when the
+/// kernel table that priced the experts (`priced_version`, as in [`untuned`]) was measured
+/// without a file too, so holds the default kernel's time.
+pub fn unpriced_default(
+    hw: &HardwareProfile,
+    model: &ModelSpec,
+    server: &ServerConfig,
+    priced_version: Option<Version>,
+) -> Option<String> {
+    if server.vllm.is_some()
+        || server.fused_moe_tuned == Some(true)
+        || qwen3_bf16_sm100_trtllm(hw, model, server) == Some(true)
+    {
+        return None;
+    }
+    let ep = server.expert_parallel.is_some();
+    let s = shape(model, server.weight_format, server.tp, server.version, ep)?;
+    // Block-FP8 is priced; per-channel FP8's files are not in the table (see [`MoeShape`]).
+    if s.dtype != "bf16" && s.dtype != "int8_w8a8" {
+        return None;
+    }
+    let device = cuda_device_name(hw)?;
+    let table_untuned = priced_version
+        .and_then(|v| Some((v, shape(model, server.weight_format, server.tp, v, ep)?)))
+        .and_then(|(v, ts)| shipped(device, &ts, v))
+        .is_some_and(|(found, _)| !found);
+    if table_untuned {
+        return None;
+    }
+    let key = format!("E={},N={},{device},{}", s.experts, s.shard_n, s.dtype);
+    let why = match server.fused_moe_tuned {
+        Some(_) => format!("--fused-moe-config default: SGLang's default tile config for {key}"),
+        None => match shipped(device, &s, server.version)? {
+            (true, _) => return None,
+            (false, release) => {
+                format!("SGLang {release} ships no tuned fused-MoE config for {key}")
+            }
+        },
+    };
+    let effect = "measured for bf16, the same default tiles run 0.94–1.3× the tuned kernel up \
+        to 64 tokens (AIConfigurator's H100 tables of SGLang 0.5.9/0.5.10 against 0.5.14's; vLLM \
+        PRs #35457 on H200, #55511 on A100), not block-FP8's 2.7×, and 1.1–1.5× from 512 \
+        tokens: the real MoE may be up to 1.3× the price at decode, 1.5× in prefill \
+        (validation/public/p020-cookbook-glm-minimax-kimi-notes.md §6)";
+    Some(format!(
+        "{why}: the server runs get_default_config, priced here as the tuned kernel; {effect}"
+    ))
 }
 
 /// The untuned kernel time from the tuned one at the step's rows (`tuned_ns`) and at
@@ -462,8 +554,15 @@ mod tests {
             "0.4.6",
             Some("tuned")
         ));
-        // bf16 Qwen3-235B has no B200 file in any release, but its default tiles are unmeasured.
+        // bf16 Qwen3-235B has no B200 file in any release, but bf16's default measured as fast
+        // as tuned at decode (module doc): not priced, even when asked for.
         assert!(!run("b200-sxm-180gb", "qwen3-235b-a22b", "0.5.6", None));
+        assert!(!run(
+            "b200-sxm-180gb",
+            "qwen3-235b-a22b",
+            "0.5.6",
+            Some("default")
+        ));
         // Dense models have no fused MoE at all.
         assert!(!run(
             "b200-sxm-180gb",

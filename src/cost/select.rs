@@ -222,6 +222,24 @@ pub fn table_version_note(
     (!notes.is_empty()).then(|| notes.join("; "))
 }
 
+/// The SGLang version of the fused-MoE table a kernel-backend run reads first (`None` for the
+/// roofline, a vLLM server or a GPU without tables).
+pub fn moe_table_version(
+    hw: &HardwareProfile,
+    server: &ServerConfig,
+    choice: &CostChoice,
+) -> Option<crate::spec::version::Version> {
+    if choice.resolve(hw) != CostModel::Kernels || server.vllm.is_some() {
+        return None;
+    }
+    let system = tables_of(hw)?;
+    let db = match &choice.kernel_db {
+        Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
+        None => bundled_tables(system, server).ok()?,
+    };
+    db.table("moe")?.sglang.parse().ok()
+}
+
 /// The table system that prices `hw`: its own (`kernel_tables`), else its same-architecture
 /// donor's (`kernel_tables_from`, [`super::kernels::transfer`]).
 pub fn tables_of(hw: &HardwareProfile) -> Option<&str> {

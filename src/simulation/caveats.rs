@@ -3,10 +3,12 @@
 //! accept length servesim assumed rather than was given, or steps priced beyond the measured
 //! kernel tables; or a deployment where published real runs are known to differ from servesim
 //! in a way it does not model (the closed-loop first wave, early-2025 MLA decode, gpt-oss's
-//! MXFP4 experts on SGLang).
+//! MXFP4 experts on SGLang, an untuned fused-MoE config servesim does not price, bf16 Qwen3
+//! MoE on Blackwell before SGLang 0.5.8).
 use super::{RunOutput, Scenario};
 use crate::cost::breakdown::Component;
 use crate::cost::kernels::explain::EXTRAPOLATED;
+use crate::cost::select::CostModel;
 use crate::metrics::BenchMetrics;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::WeightFormat;
@@ -168,6 +170,62 @@ pub fn mxfp4_on_sglang(sc: &Scenario) -> Option<String> {
              MXFP4 MoE kernels per GPU and release are not priced reliably; treat this run as \
              rough",
             sc.model.name
+        )
+    })
+}
+
+/// "untuned fused-MoE default, not priced" (`cost::moe_config::unpriced_default`), unless the
+/// kernel backend read the experts from a table measured without a tuned file either. Only
+/// then prices one decode step (O(1)) to see where the experts came from.
+pub fn unpriced_moe_default(sc: &Scenario) -> Option<String> {
+    use crate::cost::moe_config::unpriced_default;
+    let (hw, model, server) = (&sc.hardware, &sc.model, &sc.server);
+    let note = unpriced_default(hw, model, server, None)?;
+    if sc.cost.resolve(hw) != CostModel::Kernels {
+        return Some(note);
+    }
+    let one_token = crate::cost::BatchShape {
+        decode_reqs: 1,
+        decode_ctx_sum: 1000,
+        graph_bs: Some(1),
+        ..Default::default()
+    };
+    let from_table = sc.step_cost().ok().is_some_and(|c| {
+        c.explain(&one_token)
+            .items
+            .iter()
+            .any(|i| i.component == Component::Moe && i.detail.contains("moe table"))
+    });
+    match from_table {
+        true => unpriced_default(
+            hw,
+            model,
+            server,
+            crate::cost::select::moe_table_version(hw, server, &sc.cost),
+        ),
+        false => Some(note),
+    }
+}
+
+/// "bf16 Qwen3 MoE on sm100, older than 0.5.8" (`cost::moe_config::qwen3_bf16_sm100_trtllm`):
+/// the Blackwell MoE tables (AIConfigurator, SGLang 0.5.14) hold every bf16 Qwen3-MoE row from
+/// the `sglang_flashinfer_trtllm_moe` lane (b200_sxm, b300_sxm, gb200, gb300), while such a
+/// server runs the triton fused MoE. AIConfigurator's SGLang 0.5.9 B200 table (aiconfigurator
+/// 0.10.0) timed that triton kernel (no B200 file: its default config) on the same shapes, EP1,
+/// TP1–8: 1.4–2.2× the TRT-LLM rows at 1 token, 1.1–1.45× at 16–64 (Qwen3-235B-A22B TP8: 33.7
+/// against 20.2 µs). Kernels backend only: the roofline prices no table.
+pub fn qwen3_bf16_moe_lane(sc: &Scenario) -> Option<String> {
+    let (hw, server) = (&sc.hardware, &sc.server);
+    let triton = crate::cost::moe_config::qwen3_bf16_sm100_trtllm(hw, &sc.model, server);
+    (triton == Some(false) && sc.cost.resolve(hw) == CostModel::Kernels).then(|| {
+        format!(
+            "{} bf16 on SGLang {}: the measured {} MoE table (SGLang 0.5.14) timed these \
+             experts with FlashInfer's TRT-LLM MoE, SGLang's runner for bf16 Qwen3 MoE on sm100 \
+             only from 0.5.8; this release runs the triton fused MoE, which AIConfigurator's \
+             SGLang 0.5.9 B200 rows time 1.4–2.2× slower at 1 token and 1.1–1.45× at 16–64 \
+             (Qwen3-235B-A22B TP8: 33.7 against 20.2 µs a layer): treat TPOT as optimistic \
+             (validation/public/p001-c1-notes.md)",
+            sc.model.name, server.version, hw.name
         )
     })
 }
