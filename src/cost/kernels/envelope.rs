@@ -12,10 +12,13 @@
 //! weaker ones by the first step, a stronger one only when a fallback needs its floor. Per component c
 //! (GEMMs, attention, routed experts, all-reduce, LM head) a GPU's *own* price is its table
 //! price, or, where its tables lack c (a roofline fallback), that fallback raised to the
-//! cheapest measured price of c on any ladder GPU (a roofline guess must not undercut every
-//! measurement: MLA and MXFP4 experts on A100, which would otherwise cap B200's DeepSeek-R1
-//! and gpt-oss). A step pays, per component, the least own price over its GPU and every weaker
-//! one. The law holds by construction: own prices do not depend on which GPU is priced, and
+//! dearest measured price of c on a ladder GPU at least as strong as it (the tightest bound the
+//! law itself gives: a GPU is never faster than any GPU no weaker than it, so a roofline guess
+//! must not undercut a stronger GPU's measurement; MLA and MXFP4 experts on A100 would
+//! otherwise cap H100's, H200's and B200's DeepSeek and gpt-oss). Until s32 the floor was the
+//! cheapest measurement on any ladder GPU, which let A100's guess, raised only to B200's
+//! price, cap H100's own measurement. A step pays, per component, the least own price over its
+//! GPU and every weaker one. The law holds by construction: own prices do not depend on which GPU is priced, and
 //! the weaker set only grows up the ladder (and for a profile scaled up from a bundled one).
 //! `--explain` names the GPU whose price bound a component (ENVELOPE) or whose measurement
 //! raised a fallback (FLOOR). The overheads (fixed GPU and CPU) stay the deployment's own.
@@ -224,7 +227,7 @@ impl KernelCost {
 
     /// The parts `f` prices on every instance, under the envelope: per component the least
     /// own price over this GPU and the weaker ones, a roofline fallback's own price floored by
-    /// the cheapest measured price of any ladder GPU.
+    /// the dearest measured price of a ladder GPU at least as strong as that instance's.
     pub(super) fn envelope(&self, f: impl Fn(&KernelCost) -> Parts) -> Parts {
         if self.bounds.is_empty() {
             return f(self);
@@ -261,31 +264,38 @@ impl KernelCost {
             &stack[..len]
         };
         let mut out = members[0].1;
+        let profile = |i: usize| match i {
+            0 => self.roof.hw(),
+            _ => self.bounds[i - 1].profile,
+        };
         for j in 0..COMPONENTS {
             let bit = 1 << j;
-            // The cheapest measurement of component j on any ladder GPU (when needed).
-            let floor = if members.iter().any(|(_, p)| p.fallback & bit != 0) {
+            // A fallback's floor: the dearest measurement of component j on a ladder GPU at
+            // least as strong as the member's (the member cannot beat any of them).
+            let mut floor = |i: usize| {
                 (0..n)
-                    .filter_map(|i| Some((fetch(i)?, i)))
+                    .filter(|&k| k != i && no_stronger(profile(i), profile(k)))
+                    .filter_map(|k| Some((fetch(k)?, k)))
                     .filter(|(p, _)| p.fallback & bit == 0)
-                    .map(|(p, i)| (p.component(j), i))
+                    .map(|(p, k)| (p.component(j), k))
                     .fold(None, |m: Option<(f64, usize)>, x| match m {
-                        Some(m) if m.0 <= x.0 => Some(m),
+                        Some(m) if m.0 >= x.0 => Some(m),
                         _ => Some(x),
                     })
-            } else {
-                None
             };
-            let own = |p: &Parts| -> (f64, usize) {
-                match floor {
-                    Some((m, k)) if p.fallback & bit != 0 && m > p.component(j) => (m, k),
+            let mut own = |i: usize, p: &Parts| -> (f64, usize) {
+                if p.fallback & bit == 0 {
+                    return (p.component(j), 0);
+                }
+                match floor(i) {
+                    Some((m, k)) if m > p.component(j) => (m, k),
                     _ => (p.component(j), 0),
                 }
             };
-            let (mut best, from) = own(&members[0].1);
+            let (mut best, from) = own(members[0].0, &members[0].1);
             out.floored_by[j] = from as u8;
             for &(i, ref p) in &members[1..] {
-                let (v, _) = own(p);
+                let (v, _) = own(i, p);
                 if v < best {
                     best = v;
                     out.bound_by[j] = i as u8;
@@ -307,7 +317,7 @@ impl KernelCost {
         match (p.bound_by[j], p.floored_by[j]) {
             (0, 0) => String::new(),
             (0, t) => format!(
-                "; FLOOR: no table here, raised to the cheapest measured price, {}'s",
+                "; FLOOR: no table here, raised to the dearest price measured on a GPU at least as strong, {}'s",
                 name(t)
             ),
             (t, _) => format!("; ENVELOPE: bounded by the weaker {}'s price", name(t)),

@@ -291,7 +291,7 @@ impl KernelCost {
 
     /// Whether a step with decode requests of `width` query tokens and / or prefill requests
     /// has GDN layers the tables do not price: its attention is then a roofline fallback,
-    /// which the cross-GPU envelope floors at the cheapest measured price rather than letting
+    /// which the cross-GPU envelope floors at a stronger GPU's measured price rather than letting
     /// it cap a stronger GPU's (a100_sxm has no chunked-rule rows: its roofline prefill would
     /// otherwise bound H100's measured one, [`super::envelope`]).
     pub(super) fn gdn_on_roofline(&self, decode: bool, width: u64, prefill: bool) -> bool {

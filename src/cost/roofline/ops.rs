@@ -94,4 +94,9 @@ impl Roofline {
     pub(crate) fn all_reduce_op_ns(&self, tokens: f64) -> f64 {
         self.all_reduce_ns(tokens)
     }
+
+    /// The hardware profile this roofline prices.
+    pub(crate) fn hw(&self) -> &crate::spec::hardware::HardwareProfile {
+        &self.hw
+    }
 }
