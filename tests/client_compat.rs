@@ -243,29 +243,11 @@ fn nnodes_spreads_the_group_over_nodes_and_its_all_reduces_cross_the_network() {
     // where one node's custom all-reduce of a 16 KB message costs under 10 µs (the profile's
     // 10 µs custom-all-reduce latency is its upper bound): ≥ 0.8 ms more per token.
     let tpot = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--num-prompts",
-            "8",
-            "--max-concurrency",
-            "1",
-            "--dataset-name",
-            "random",
-            "--random-input-len",
-            "128",
-            "--random-output-len",
-            "64",
-            "--hardware",
-            "h100-sxm5-80gb",
-            "--",
-            "python3",
-            "-m",
-            "sglang.launch_server",
-            "--model-path",
-            "meta-llama/Llama-3.1-70B-Instruct",
-            "--tp",
-            "8",
-        ];
+        let mut args: Vec<&str> = "run --num-prompts 8 --max-concurrency 1 --dataset-name random \
+             --random-input-len 128 --random-output-len 64 --hardware h100-sxm5-80gb -- python3 \
+             -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --tp 8"
+            .split_whitespace()
+            .collect();
         args.extend_from_slice(extra);
         let (code, out, err) = servesim(&args);
         assert_eq!(code, 0, "{err}");

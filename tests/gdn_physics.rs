@@ -313,16 +313,7 @@ fn a_bf16_state_decode_is_not_priced_from_float32_rows() {
     use servesim::cost::kernels::gdn_tables::MeasuredGdn;
     let db = KernelDb::bundled("h100_sxm", "0.5.14".parse().unwrap()).unwrap();
     // Qwen3.5-27B's GDN shape (its config.json: 16 key / 48 value heads of 128, conv 4).
-    let mut l = servesim::spec::linear_attention::LinearAttention {
-        layers: 48,
-        num_k_heads: 16,
-        num_v_heads: 48,
-        head_k_dim: 128,
-        head_v_dim: 128,
-        conv_kernel: 4,
-        ssm_state_bytes: 4.0,
-        full_attention_output_gate: true,
-    };
+    let mut l = servesim::spec::linear_attention::qwen35_27b();
     let fp32 = MeasuredGdn::build(&db, &l, 1, 5120);
     assert!(fp32.layer_ns(&decode(8, 128)).is_some());
     l.ssm_state_bytes = 2.0;

@@ -107,9 +107,9 @@ impl LinearAttention {
     }
 }
 
-/// Qwen3.5-27B's GDN layers, by hand from its config (unit tests here and in `cost::gdn`).
-#[cfg(test)]
-pub(crate) fn qwen35_27b() -> LinearAttention {
+/// Qwen3.5-27B's GDN layers, by hand from its config (tests here, in `cost::gdn` and
+/// tests/gdn_physics.rs).
+pub fn qwen35_27b() -> LinearAttention {
     LinearAttention {
         layers: 48,
         num_k_heads: 16,
