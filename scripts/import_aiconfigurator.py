@@ -46,6 +46,13 @@ Your own AIConfigurator data directory (same layout as the wheel's `systems/data
 then `servesim run --kernel-db DIR ...` (DIR/<system>/<version>/<op>.txt, or one version's
 DIR/<system>/<op>.txt or DIR/<op>.txt).
 
+SGLang's triton fused-MoE lane on sm100 (`moe_triton` tables, b200_sxm / b300_sxm / gb200, 0.5.9 from
+PyPI `aiconfigurator==0.10.0`, 0.5.14 from 0.12.0's triton rows; servesim picks the lane per release:
+src/cost/moe_lane.rs):
+    pip download --no-deps aiconfigurator==0.10.0 -d /tmp/aic10
+    python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
+        --triton-lane-wheel /tmp/aic10/aiconfigurator-0.10.0-*.whl --out hardware-profiles/kernels
+
 vLLM's kernels (`--framework vllm`: `systems/data/<system>/<op>/vllm/<version>/`, AIConfigurator's
 vLLM slots 0.24.0, 0.14.0 on a100_sxm) go to `<out>/<system>_vllm/` with a `#! vllm <version>`
 header; `servesim --engine vllm --cost-model kernels` reads them. Their lanes are renamed to

@@ -514,9 +514,10 @@ fn an_untuned_bf16_fused_moe_says_so_and_bf16_qwen3_on_b200_takes_its_releases_l
             version,
         ];
         args.extend_from_slice(extra);
-        let (code, _, err) = servesim(&args);
+        // The notes (stderr) and, with --explain, the priced components (stdout).
+        let (code, out, err) = servesim(&args);
         assert_eq!(code, 0, "{args:?}: {err}");
-        err
+        format!("{out}{err}")
     };
     let untuned = "ships no tuned fused-MoE config for";
     let glm = run("glm-4.6", "b200-sxm-180gb", "8", "0.5.6.post1", &[]);

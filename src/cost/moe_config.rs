@@ -215,6 +215,12 @@ pub fn untuned(
     if server.vllm.is_some() {
         return None; // vLLM has its own config files; this table is SGLang's
     }
+    // FlashInfer's TRT-LLM MoE reads no triton config file (`cost::moe_lane`).
+    if crate::cost::moe_lane::lane(hw, model, server)
+        == Some(crate::cost::moe_lane::MoeLane::FlashinferTrtllm)
+    {
+        return None;
+    }
     let ep = server.expert_parallel.is_some();
     let run_shape = shape(model, server.weight_format, server.tp, server.version, ep)?;
     let device = cuda_device_name(hw);
@@ -267,7 +273,7 @@ pub fn unpriced_default(
 ) -> Option<String> {
     if server.vllm.is_some()
         || server.fused_moe_tuned == Some(true)
-        || crate::cost::moe_lane::bf16_lane(hw, model, server)
+        || crate::cost::moe_lane::lane(hw, model, server)
             == Some(crate::cost::moe_lane::MoeLane::FlashinferTrtllm)
     {
         return None;

@@ -238,7 +238,7 @@ pub fn moe_table_version(
         Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
         None => bundled_tables(system, server).ok()?,
     };
-    let op = super::moe_lane::bf16_lane(hw, model, server).map_or("moe", |l| l.table_op());
+    let op = super::moe_lane::lane(hw, model, server).map_or("moe", |l| l.table_op());
     db.table(op)?.sglang.parse().ok()
 }
 

@@ -432,7 +432,7 @@ impl KernelCost {
         let imbalance = roof.ep_rows(1.0);
         let mut experts_rows_scale = imbalance;
         let moe_dtypes = moe_dtypes(hw, server);
-        let moe_lane = crate::cost::moe_lane::bf16_lane(hw, model, server);
+        let moe_lane = crate::cost::moe_lane::lane(hw, model, server);
         let moe_op = moe_lane.map_or("moe", |l| l.table_op());
         let lane_note = moe_lane.map_or(String::new(), |l| {
             format!(
