@@ -46,6 +46,13 @@ Your own AIConfigurator data directory (same layout as the wheel's `systems/data
 then `servesim run --kernel-db DIR ...` (DIR/<system>/<version>/<op>.txt, or one version's
 DIR/<system>/<op>.txt or DIR/<op>.txt).
 
+SGLang's triton fused-MoE lane on sm100 (`moe_triton` tables, b200_sxm / b300_sxm / gb200, 0.5.9 from
+PyPI `aiconfigurator==0.10.0`, 0.5.14 from 0.12.0's triton rows; servesim picks the lane per release:
+src/cost/moe_lane.rs):
+    pip download --no-deps aiconfigurator==0.10.0 -d /tmp/aic10
+    python3 scripts/import_aiconfigurator.py --wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl \
+        --triton-lane-wheel /tmp/aic10/aiconfigurator-0.10.0-*.whl --out hardware-profiles/kernels
+
 vLLM's kernels (`--framework vllm`: `systems/data/<system>/<op>/vllm/<version>/`, AIConfigurator's
 vLLM slots 0.24.0, 0.14.0 on a100_sxm) go to `<out>/<system>_vllm/` with a `#! vllm <version>`
 header; `servesim --engine vllm --cost-model kernels` reads them. Their lanes are renamed to
@@ -75,6 +82,11 @@ SYSTEMS = {"a100_sxm": "0.5.10", "h100_sxm": "0.5.14", "h200_sxm": "0.5.14", "b2
 # a100_sxm 0.14.0; b300_sxm, gb200, l40s and rtx_pro_6000_server take the default).
 VLLM_SYSTEMS = {"a100_sxm": "0.14.0", "h100_sxm": "0.24.0", "h200_sxm": "0.24.0", "b200_sxm": "0.24.0",
                 "b300_sxm": "0.24.0", "gb200": "0.24.0", "l40s": "0.24.0", "rtx_pro_6000_server": "0.24.0"}
+# SGLang's triton fused-MoE rows on sm100 (`moe_triton` tables, --triton-lane-wheel): PyPI
+# `aiconfigurator==0.10.0` (Apache-2.0), systems/data/<system>/sglang/0.5.9/moe_perf.parquet.
+TRITON_WHEEL_VERSION = "0.10.0"
+TRITON_WHEEL_SHA256 = "4abed631f3a6eef9b74cefb8f0a23f90bce467c2e2fc52ae76519a2b27bcdce3"
+TRITON_LANE_SYSTEMS = ["b200_sxm", "b300_sxm", "gb200"]
 # The router load model of the MoE rows kept (AIConfigurator's MoE models use power-law alpha 1.2).
 MOE_DISTRIBUTION = "power_law_1.2"
 GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block"}
@@ -125,12 +137,13 @@ VECTORS = [
 class Source:
     """Reads parquet files from the wheel (zip) or from a data directory."""
 
-    def __init__(self, wheel=None, data_dir=None):
+    def __init__(self, wheel=None, data_dir=None, prefix="aiconfigurator_core/systems/data/"):
         self.zip = zipfile.ZipFile(wheel) if wheel else None
         self.data_dir = data_dir
+        self.prefix = prefix
 
     def path(self, rel):
-        return ("aiconfigurator_core/systems/data/" + rel) if self.zip else os.path.join(self.data_dir, rel)
+        return (self.prefix + rel) if self.zip else os.path.join(self.data_dir, rel)
 
     def exists(self, rel):
         if self.zip:
@@ -170,7 +183,8 @@ def lane(framework, name):
     return name
 
 
-def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, framework="sglang", dir_version=None):
+def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, framework="sglang", dir_version=None,
+                   source=f"aiconfigurator-core {WHEEL_VERSION}"):
     """rows: iterable of (key tuple, axis value, latency ms). Duplicates are averaged. SGLang
     tables go to `<out>/<system>/<dir_version>/`, vLLM's to `<out>/<system>_vllm/`."""
     dir_version = dir_version or version
@@ -190,7 +204,7 @@ def write_table_fw(out, system, version, op, source_rel, keys, axis, rows, frame
         f"#! op {op}",
         f"#! system {folder}",
         f"#! {framework} {version}",
-        f"#! source aiconfigurator-core {WHEEL_VERSION} systems/data/{source_rel}",
+        f"#! source {source} systems/data/{source_rel}",
         "#! keys " + " ".join(keys),
         f"#! axis {axis}",
         "#! unit us",
@@ -303,6 +317,29 @@ def convert(src, out, system, version, fw="sglang", nccl=True):
     return {k: t for k, t in tables.items() if t}
 
 
+def triton_lane(src10, src12, out):
+    """The `moe_triton` tables: SGLang's triton fused-MoE rows only (kernel_source
+    sglang_fused_moe_triton, bf16 and block FP8), kept apart from `moe` because which runner
+    SGLang picks on sm100 depends on its release and the model (src/cost/moe_lane.rs). 0.5.9 from
+    aiconfigurator 0.10.0 (`<system>/sglang/0.5.9/moe_perf.parquet`, the only release it
+    measured triton on these GPUs for every shape), 0.5.14 from 0.12.0's triton rows (the shapes
+    AIConfigurator ran with triton there; `moe` holds the same rows among the TRT-LLM ones)."""
+    keys = ["dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep"]
+    for system in TRITON_LANE_SYSTEMS:
+        for src, version, rel, label in [
+            (src10, "0.5.9", f"{system}/sglang/0.5.9/moe_perf.parquet", f"aiconfigurator {TRITON_WHEEL_VERSION}"),
+            (src12, "0.5.14", f"{system}/moe/sglang/0.5.14/moe_perf.parquet", f"aiconfigurator-core {WHEEL_VERSION}"),
+        ]:
+            rows = [((MOE_DTYPES[r["moe_dtype"]], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"],
+                      r["moe_tp_size"], r["moe_ep_size"]), r["num_tokens"], r["latency"])
+                    for r in src.rows(rel)
+                    if r["kernel_source"] == "sglang_fused_moe_triton" and r["moe_dtype"] in ("bfloat16", "fp8_block")
+                    and r["distribution"] == MOE_DISTRIBUTION]
+            t = write_table_fw(out, system, version, "moe_triton", rel, keys, "tokens", rows, source=label)
+            if t:
+                print(f"{t[0]}: {os.path.getsize(t[0])} bytes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wheel", help="aiconfigurator_core-0.12.0 wheel (checked against its pinned sha256)")
@@ -313,7 +350,16 @@ def main():
     ap.add_argument("--framework", choices=["sglang", "vllm"], default="sglang",
                     help="whose kernels to convert (vllm: into <out>/<system>_vllm/)")
     ap.add_argument("--vectors", help="also write reference test vectors to this file")
+    ap.add_argument("--triton-lane-wheel", help=f"aiconfigurator-{TRITON_WHEEL_VERSION} wheel: write only the "
+                    "moe_triton tables (with --wheel, the 0.12.0 wheel)")
     a = ap.parse_args()
+    if a.triton_lane_wheel:
+        for w, want, ver in [(a.triton_lane_wheel, TRITON_WHEEL_SHA256, TRITON_WHEEL_VERSION),
+                             (a.wheel, WHEEL_SHA256, WHEEL_VERSION)]:
+            if not w or hashlib.sha256(open(w, "rb").read()).hexdigest() != want:
+                sys.exit(f"{w}: not the pinned aiconfigurator {ver} wheel")
+        triton_lane(Source(a.triton_lane_wheel, prefix="aiconfigurator/systems/data/"), Source(a.wheel), a.out)
+        return
     if bool(a.wheel) == bool(a.data_dir):
         sys.exit("give exactly one of --wheel or --data-dir")
     if a.wheel:

@@ -467,13 +467,14 @@ fn runs_say_where_published_runs_differ_in_ways_not_modelled() {
 /// ships `E=128,N=192,device_name=NVIDIA_H100_80GB_HBM3.json` from 0.4.6.post1), not a vLLM
 /// server, not Qwen3-30B-A3B TP2 on A100 under the kernel backend (its A100 table of SGLang
 /// 0.5.10 was measured without an A100 file too, so it holds the default's time). bf16 Qwen3
-/// MoE on B200 before 0.5.8 says instead that the B200 table timed FlashInfer's TRT-LLM MoE:
-/// 0.5.6.post1's server_args.py picks that runner for Qwen3MoeForCausalLM on sm100 only for fp8
-/// / modelopt_fp4, 0.5.8's also for unquantized; the table's row is that lane's 20.16 µs at 1
-/// token (AIConfigurator 0.12.0, b200_sxm sglang 0.5.14, kernel_source
-/// sglang_flashinfer_trtllm_moe).
+/// MoE on B200 is priced from the lane its release runs (src/cost/moe_lane.rs): 0.5.6's
+/// server_args.py picks FlashInfer's TRT-LLM MoE for Qwen3MoeForCausalLM on sm100 only for fp8
+/// / modelopt_fp4, 0.5.8's also for unquantized. At one token, TP8: the triton row 33.67 µs
+/// (AIConfigurator 0.10.0, b200_sxm sglang 0.5.9 moe_perf.parquet, kernel_source
+/// sglang_fused_moe_triton, latency 0.03367167949676514 ms) against the TRT-LLM row 20.16 µs
+/// (AIConfigurator 0.12.0, b200_sxm sglang 0.5.14, sglang_flashinfer_trtllm_moe).
 #[test]
-fn an_untuned_bf16_fused_moe_and_a_table_of_another_moe_runner_say_so() {
+fn an_untuned_bf16_fused_moe_says_so_and_bf16_qwen3_on_b200_takes_its_releases_lane() {
     let run = |model: &str, hw: &str, tp: &str, version: &str, extra: &[&str]| {
         let mut args = vec![
             "run",
@@ -495,9 +496,10 @@ fn an_untuned_bf16_fused_moe_and_a_table_of_another_moe_runner_say_so() {
             version,
         ];
         args.extend_from_slice(extra);
-        let (code, _, err) = servesim(&args);
+        // The notes (stderr) and, with --explain, the priced components (stdout).
+        let (code, out, err) = servesim(&args);
         assert_eq!(code, 0, "{args:?}: {err}");
-        err
+        format!("{out}{err}")
     };
     let untuned = "ships no tuned fused-MoE config for";
     let glm = run("glm-4.6", "b200-sxm-180gb", "8", "0.5.6.post1", &[]);
@@ -543,16 +545,50 @@ fn an_untuned_bf16_fused_moe_and_a_table_of_another_moe_runner_say_so() {
         &["--cost-model", "kernels"],
     );
     assert!(!a100.contains(untuned), "{a100}");
-    // The lane: before 0.5.8 the triton kernel runs, from 0.5.8 the table's own.
-    let lane = "timed these experts with FlashInfer's TRT-LLM MoE";
-    let old = q235("b200-sxm-180gb", "0.5.6", &["--cost-model", "kernels"]);
+    // The lane: before 0.5.8 the triton kernel's rows, from 0.5.8 the TRT-LLM ones; --explain
+    // names it, and the one-token MoE time is the row (94 layers × (row + routing repricing,
+    // under 1 µs a layer)).
+    let moe_at_one_token = |version: &str| -> (String, f64) {
+        let err = q235(
+            "b200-sxm-180gb",
+            version,
+            &["--cost-model", "kernels", "--explain"],
+        );
+        assert!(!err.contains(untuned), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.trim_start().starts_with("moe ") && l.contains("at 1 tokens"))
+            .unwrap_or_else(|| panic!("{err}"))
+            .to_string();
+        let ms: f64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        (line, ms * 1000.0 / 94.0)
+    };
+    let (old, old_us) = moe_at_one_token("0.5.6");
     assert!(
-        old.contains(lane) && old.contains("33.7 against 20.2 µs"),
+        old.contains("moe_triton table bf16") && old.contains("SGLang triton fused MoE lane"),
         "{old}"
     );
-    assert!(!old.contains(untuned), "{old}");
-    let new = q235("b200-sxm-180gb", "0.5.8", &["--cost-model", "kernels"]);
-    assert!(!new.contains(lane) && !new.contains(untuned), "{new}");
+    assert!(
+        (33.67 - 0.01..33.67 + 1.0).contains(&old_us),
+        "{old_us} µs: {old}"
+    );
+    let (new, new_us) = moe_at_one_token("0.5.8");
+    assert!(
+        new.contains("moe table bf16") && new.contains("FlashInfer TRT-LLM MoE lane"),
+        "{new}"
+    );
+    assert!(
+        (20.16 - 0.01..20.16 + 1.0).contains(&new_us),
+        "{new_us} µs: {new}"
+    );
+    let triton = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/hardware-profiles/kernels/b200_sxm/0.5.9/moe_triton.txt"
+    ))
+    .unwrap();
+    assert!(triton
+        .lines()
+        .any(|l| l.starts_with("bf16 4096 1536 8 128 8 1 33.67 ")));
     let table = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/hardware-profiles/kernels/b200_sxm/0.5.14/moe.txt"

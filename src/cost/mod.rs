@@ -14,6 +14,7 @@ pub mod expert_parallel;
 pub mod gdn;
 pub mod kernels;
 pub mod moe_config;
+pub mod moe_lane;
 pub mod mxfp4;
 pub mod npu_graph_update;
 pub mod overheads;

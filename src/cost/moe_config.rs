@@ -215,6 +215,12 @@ pub fn untuned(
     if server.vllm.is_some() {
         return None; // vLLM has its own config files; this table is SGLang's
     }
+    // FlashInfer's TRT-LLM MoE reads no triton config file (`cost::moe_lane`).
+    if crate::cost::moe_lane::lane(hw, model, server)
+        == Some(crate::cost::moe_lane::MoeLane::FlashinferTrtllm)
+    {
+        return None;
+    }
     let ep = server.expert_parallel.is_some();
     let run_shape = shape(model, server.weight_format, server.tp, server.version, ep)?;
     let device = cuda_device_name(hw);
@@ -254,32 +260,6 @@ pub fn untuned(
     }
 }
 
-/// SGLang's first release whose `server_args.py` picks FlashInfer's TRT-LLM MoE runner on sm100
-/// for unquantized Qwen3MoeForCausalLM / Qwen3VLMoeForConditionalGeneration (`self.quantization
-/// in ("fp8", "modelopt_fp4") or self.quantization is None`, 0.5.8 and 0.5.8.post1 wheels;
-/// 0.5.6.post1, 0.5.6.post2 and 0.5.7 pick it only for fp8 / modelopt_fp4).
-pub const QWEN3_BF16_TRTLLM_MOE: Version = Version::new(0, 5, 8);
-
-/// For bf16 Qwen3 MoE served by SGLang on an sm100 GPU: `Some(true)` when the release runs
-/// FlashInfer's TRT-LLM MoE (no triton config file is read), `Some(false)` when it runs the
-/// triton fused MoE; `None` for every other deployment.
-pub fn qwen3_bf16_sm100_trtllm(
-    hw: &HardwareProfile,
-    model: &ModelSpec,
-    server: &ServerConfig,
-) -> Option<bool> {
-    let sm100 = matches!(
-        cuda_device_name(hw),
-        Some("NVIDIA_B200" | "NVIDIA_B300_SXM6_AC" | "NVIDIA_GB200")
-    );
-    let qwen3 = matches!(
-        model.architecture.as_str(),
-        "Qwen3MoeForCausalLM" | "Qwen3VLMoeForConditionalGeneration"
-    );
-    (sm100 && qwen3 && server.vllm.is_none() && server.weight_format == WeightFormat::Bf16)
-        .then(|| server.version >= QWEN3_BF16_TRTLLM_MOE)
-}
-
 /// The caveat of an SGLang run whose fused MoE runs `get_default_config` for a shape this
 /// module does not price (not block-FP8: see the module doc), because its release ships no
 /// tuned file for it or `--fused-moe-config default` says so; `None` otherwise, and when the
@@ -293,7 +273,8 @@ pub fn unpriced_default(
 ) -> Option<String> {
     if server.vllm.is_some()
         || server.fused_moe_tuned == Some(true)
-        || qwen3_bf16_sm100_trtllm(hw, model, server) == Some(true)
+        || crate::cost::moe_lane::lane(hw, model, server)
+            == Some(crate::cost::moe_lane::MoeLane::FlashinferTrtllm)
     {
         return None;
     }

@@ -226,6 +226,7 @@ pub fn table_version_note(
 /// roofline, a vLLM server or a GPU without tables).
 pub fn moe_table_version(
     hw: &HardwareProfile,
+    model: &ModelSpec,
     server: &ServerConfig,
     choice: &CostChoice,
 ) -> Option<crate::spec::version::Version> {
@@ -237,7 +238,8 @@ pub fn moe_table_version(
         Some(dir) => std::sync::Arc::new(KernelDb::from_dir(dir, system, server.version).ok()?),
         None => bundled_tables(system, server).ok()?,
     };
-    db.table("moe")?.sglang.parse().ok()
+    let op = super::moe_lane::lane(hw, model, server).map_or("moe", |l| l.table_op());
+    db.table(op)?.sglang.parse().ok()
 }
 
 /// The table system that prices `hw`: its own (`kernel_tables`), else its same-architecture

@@ -191,41 +191,18 @@ pub fn unpriced_moe_default(sc: &Scenario) -> Option<String> {
         ..Default::default()
     };
     let from_table = sc.step_cost().ok().is_some_and(|c| {
-        c.explain(&one_token)
-            .items
-            .iter()
-            .any(|i| i.component == Component::Moe && i.detail.contains("moe table"))
+        c.explain(&one_token).items.iter().any(|i| {
+            i.component == Component::Moe
+                && (i.detail.contains("moe table") || i.detail.contains("moe_triton table"))
+        })
     });
     match from_table {
         true => unpriced_default(
             hw,
             model,
             server,
-            crate::cost::select::moe_table_version(hw, server, &sc.cost),
+            crate::cost::select::moe_table_version(hw, model, server, &sc.cost),
         ),
         false => Some(note),
     }
-}
-
-/// "bf16 Qwen3 MoE on sm100, older than 0.5.8" (`cost::moe_config::qwen3_bf16_sm100_trtllm`):
-/// the Blackwell MoE tables (AIConfigurator, SGLang 0.5.14) hold every bf16 Qwen3-MoE row from
-/// the `sglang_flashinfer_trtllm_moe` lane (b200_sxm, b300_sxm, gb200, gb300), while such a
-/// server runs the triton fused MoE. AIConfigurator's SGLang 0.5.9 B200 table (aiconfigurator
-/// 0.10.0) timed that triton kernel (no B200 file: its default config) on the same shapes, EP1,
-/// TP1–8: 1.4–2.2× the TRT-LLM rows at 1 token, 1.1–1.45× at 16–64 (Qwen3-235B-A22B TP8: 33.7
-/// against 20.2 µs). Kernels backend only: the roofline prices no table.
-pub fn qwen3_bf16_moe_lane(sc: &Scenario) -> Option<String> {
-    let (hw, server) = (&sc.hardware, &sc.server);
-    let triton = crate::cost::moe_config::qwen3_bf16_sm100_trtllm(hw, &sc.model, server);
-    (triton == Some(false) && sc.cost.resolve(hw) == CostModel::Kernels).then(|| {
-        format!(
-            "{} bf16 on SGLang {}: the measured {} MoE table (SGLang 0.5.14) timed these \
-             experts with FlashInfer's TRT-LLM MoE, SGLang's runner for bf16 Qwen3 MoE on sm100 \
-             only from 0.5.8; this release runs the triton fused MoE, which AIConfigurator's \
-             SGLang 0.5.9 B200 rows time 1.4–2.2× slower at 1 token and 1.1–1.45× at 16–64 \
-             (Qwen3-235B-A22B TP8: 33.7 against 20.2 µs a layer): treat TPOT as optimistic \
-             (validation/public/p001-c1-notes.md)",
-            sc.model.name, server.version, hw.name
-        )
-    })
 }

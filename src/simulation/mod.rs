@@ -311,7 +311,6 @@ pub fn run_with_record(sc: &Scenario) -> Result<(RunOutput, RunRecord)> {
     notes.extend(caveats::early_mla_decode(sc));
     notes.extend(caveats::mxfp4_on_sglang(sc));
     notes.extend(caveats::unpriced_moe_default(sc));
-    notes.extend(caveats::qwen3_bf16_moe_lane(sc));
     notes.extend(caveats::closed_loop_first_wave(sc, &metrics));
     notes.extend(client_bound_note(
         sc.client_send_ns(),

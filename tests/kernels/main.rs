@@ -126,8 +126,9 @@ fn every_bundled_table_is_well_formed() {
     }
     // 16 systems' tables: 8 × SGLang's latest (6 + 7 × 8, plus context_gdn and generation_gdn
     // on each: 2 × 8) + the other versions' 17 + vLLM's 47 (l40s: 0.5.10 and 0.5.12
-    // all-reduce, no vLLM all-reduce; rtx_pro_6000_server: 0.5.10).
-    assert_eq!(checked, 62 + 16 + 17 + 47);
+    // all-reduce, no vLLM all-reduce; rtx_pro_6000_server: 0.5.10) + the triton fused-MoE
+    // lane's moe_triton on b200_sxm, b300_sxm and gb200 under 0.5.9 and 0.5.14 (6).
+    assert_eq!(checked, 62 + 16 + 17 + 47 + 6);
 }
 
 #[test]

@@ -432,6 +432,15 @@ impl KernelCost {
         let imbalance = roof.ep_rows(1.0);
         let mut experts_rows_scale = imbalance;
         let moe_dtypes = moe_dtypes(hw, server);
+        let moe_lane = crate::cost::moe_lane::lane(hw, model, server);
+        let moe_op = moe_lane.map_or("moe", |l| l.table_op());
+        let lane_note = moe_lane.map_or(String::new(), |l| {
+            format!(
+                " ({} lane, SGLang {}: cost/moe_lane.rs)",
+                l.describe(),
+                server.version
+            )
+        });
         let (experts, experts_note) = match (&model.moe, moe_dtypes.first()) {
             (Some(m), Some(&d0)) => {
                 let want = |d: &str, (moe_tp, ep): (u64, u64)| {
@@ -449,7 +458,7 @@ impl KernelCost {
                     moe_rows_to_try(server, imbalance)
                         .into_iter()
                         .find_map(|(k, scale)| {
-                            db.curve("moe", &want(d, k)).map(|c| (c, k, scale, d))
+                            db.curve(moe_op, &want(d, k)).map(|c| (c, k, scale, d))
                         })
                 });
                 match found {
@@ -463,7 +472,7 @@ impl KernelCost {
                         (
                         Some(c),
                         format!(
-                            "moe table {d}, E={} top-{} inter {} moe_tp {moe_tp}{}{routing}{}",
+                            "{moe_op} table {d}, E={} top-{} inter {} moe_tp {moe_tp}{lane_note}{}{routing}{}",
                             m.num_experts, m.experts_per_token, m.expert_intermediate_size,
                             if ep > 1 { format!(" moe_ep {ep} at {scale:.4} × the step's tokens (AIConfigurator's power-law α 1.2 routing: the busiest rank's imbalance measured)") }
                             else if scale != 1.0 { format!(" at {scale:.4} × the step's tokens (the busiest EP rank's share, cost/expert_parallel.rs)") }
@@ -475,7 +484,7 @@ impl KernelCost {
                     None => (
                         None,
                         format!(
-                            "roofline: no {d0} moe rows for hidden {} inter {} E={} top-{} moe_tp {tp}{}",
+                            "roofline: no {d0} {moe_op} rows for hidden {} inter {} E={} top-{} moe_tp {tp}{lane_note}{}",
                             model.hidden_size, m.expert_intermediate_size, m.num_experts, m.experts_per_token,
                             crate::cost::mxfp4::kernel(hw, server).map_or(String::new(), |k| format!("; {}", k.describe(hw)))
                         ),
@@ -541,7 +550,7 @@ impl KernelCost {
                 super::gdn_tables::MeasuredGdn::build(db, l, server.attn_tp, model.hidden_size)
             }),
         };
-        let moe_table_version = db.table("moe").and_then(|t| t.sglang.parse().ok());
+        let moe_table_version = db.table(moe_op).and_then(|t| t.sglang.parse().ok());
         if let Some(u) = crate::cost::moe_config::untuned(hw, model, server, moe_table_version) {
             if let Some(c) = &cost.experts {
                 let floor = crate::cost::moe_config::UNTUNED_FLOOR_ROWS;
