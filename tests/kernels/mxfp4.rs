@@ -46,15 +46,27 @@ fn h100_sglang_gpt_oss_explain_names_the_tables_bf16_upcast_kernel() {
     assert!(item.detail.contains("moe table mxfp4,"), "{}", item.detail);
     assert!(item.detail.contains("upcast to bf16"), "{}", item.detail);
     assert!(item.detail.contains("matmul_ogs"), "{}", item.detail);
-    // The row (moe_tp 8, 64 tokens) is 251.2 µs, and it prices the step: A100 (no MXFP4
-    // rows; SGLang's matmul_ogs over packed weights, cost/mxfp4.rs) is no stronger than H100,
-    // so its guess is floored by H100's own measurement and cannot undercut it (the envelope's
-    // floor, cost/kernels/envelope.rs).
+    // The row (moe_tp 8, 64 tokens) is 251.2 µs. 64 independent tokens touch
+    // 128 × (1 − (124/128)^64) ≈ 110 experts of 3 × 2880 × 360 weights: 684 MB in bf16,
+    // 2.7 TB/s (81% of the H100's 3.35), but 182 MB packed at 4.25 bits, 0.72 TB/s: a bf16
+    // weight stream, as the kernel_source says. The row is not repriced, but the cross-GPU
+    // envelope (cost/kernels/envelope.rs) bounds it by the A100's price of the same step:
+    // SGLang from 0.5.6 (the default release here) serves matmul_ogs there over the packed
+    // weights (cost/mxfp4.rs, hoss80), which streams at vLLM Marlin's H20 rate carried per
+    // SM-clock, 1.32 TB/s × 108 · 1.41 / (78 · 1.98), and issues HMMA at most 256 · 8 / 5387
+    // of the time: 111.2 experts (128 · (1 − (1 − 4/128)^64)) × 3 · 2880 · 360 · 4.25 / 8 bytes
+    // bound the roll-off's padding, plus 2 · 64 · 4 · 3 · 2880 · 360 FLOP at that rate.
     let layer_us = item.time_ns / 36.0 / 1e3;
+    let p = 3.0 * 2880.0 * 360.0;
+    let touched = 128.0 * (1.0 - (1.0f64 - 4.0 / 128.0).powi(64));
+    let stream = 1.32e12 * (108.0 * 1.41) / (78.0 * 1.98);
+    let rate = 312e12 * 256.0 * 8.0 / 5387.0;
+    let a100_us = (touched * p * 4.25 / 8.0 / stream + 2.0 * 64.0 * 4.0 * p / rate) * 1e6;
+    assert!(a100_us < 251.2, "{a100_us}");
     assert!(
-        (layer_us / 251.2 - 1.0).abs() < 1e-3,
-        "{layer_us}: {}",
+        (layer_us / a100_us - 1.0).abs() < 0.01,
+        "{layer_us} µs vs the A100 bound {a100_us} µs: {}",
         item.detail
     );
-    assert!(!item.detail.contains("ENVELOPE"), "{}", item.detail);
+    assert!(item.detail.contains("ENVELOPE"), "{}", item.detail);
 }
