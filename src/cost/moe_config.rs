@@ -82,22 +82,7 @@ pub struct Untuned {
     pub why: String,
 }
 
-/// `torch.cuda.get_device_name()` with spaces as underscores, for the bundled NVIDIA profiles.
-pub fn cuda_device_name(hw: &HardwareProfile) -> Option<&'static str> {
-    Some(match hw.name.as_str() {
-        "b200-sxm-180gb" => "NVIDIA_B200",
-        // torch.cuda.get_device_name() of the two (nvidia-smi "NVIDIA B300 SXM6 AC",
-        // "NVIDIA GB200"); no SGLang release up to 0.5.14 ships a config file for either
-        // (0.5.9 and 0.5.14 wheels), so their measured tables hold the default config's time.
-        "b300-sxm-288gb" => "NVIDIA_B300_SXM6_AC",
-        "gb200-186gb" => "NVIDIA_GB200",
-        "h200-sxm-141gb" => "NVIDIA_H200",
-        "h100-sxm5-80gb" => "NVIDIA_H100_80GB_HBM3",
-        "a100-sxm4-80gb" => "NVIDIA_A100-SXM4-80GB",
-        "h20-96gb" => "NVIDIA_H20",
-        _ => return None,
-    })
-}
+pub use super::moe_lane::cuda_device_name;
 
 /// The key SGLang `version` looks up for `model` at tensor parallelism `tp` (`ep`: expert
 /// parallelism on); `None` when the experts do not run the triton fused-MoE kernel with a

@@ -30,7 +30,6 @@
 //! ([`lane`] is `None`) unless the TRT-LLM switch already holds, as do non-sm100 GPUs, vLLM
 //! servers, expert parallelism with an all-to-all backend and other formats (MXFP4, NVFP4,
 //! int4: `cost::mxfp4` and the `moe` table's own lanes).
-use crate::cost::moe_config::cuda_device_name;
 use crate::spec::expert_parallel::A2aBackend;
 use crate::spec::hardware::HardwareProfile;
 use crate::spec::model::{ModelSpec, WeightFormat};
@@ -129,6 +128,23 @@ pub fn lane(hw: &HardwareProfile, model: &ModelSpec, server: &ServerConfig) -> O
 
 fn release(v: Version) -> (u32, u32, u32) {
     (v.major, v.minor, v.patch)
+}
+
+/// `torch.cuda.get_device_name()` with spaces as underscores, for the bundled NVIDIA profiles.
+pub fn cuda_device_name(hw: &HardwareProfile) -> Option<&'static str> {
+    Some(match hw.name.as_str() {
+        "b200-sxm-180gb" => "NVIDIA_B200",
+        // torch.cuda.get_device_name() of the two (nvidia-smi "NVIDIA B300 SXM6 AC",
+        // "NVIDIA GB200"); no SGLang release up to 0.5.14 ships a config file for either
+        // (0.5.9 and 0.5.14 wheels), so their measured tables hold the default config's time.
+        "b300-sxm-288gb" => "NVIDIA_B300_SXM6_AC",
+        "gb200-186gb" => "NVIDIA_GB200",
+        "h200-sxm-141gb" => "NVIDIA_H200",
+        "h100-sxm5-80gb" => "NVIDIA_H100_80GB_HBM3",
+        "a100-sxm4-80gb" => "NVIDIA_A100-SXM4-80GB",
+        "h20-96gb" => "NVIDIA_H20",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

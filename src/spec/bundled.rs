@@ -302,7 +302,7 @@ fn by_checkpoint_name(name_or_path: &str) -> Result<Option<ModelSpec>> {
             "model `{name_or_path}` ({arch}): {why}, which servesim does not price"
         )));
     }
-    if let Some(why) = super::nvfp4::mixed_precision(&last) {
+    if let Some(why) = super::checkpoint_name::mixed_precision(&last) {
         return Err(Error::Msg(format!(
             "model `{name_or_path}`: {why}; pass another build (the bf16 or FP8 checkpoint)"
         )));

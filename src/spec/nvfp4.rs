@@ -78,24 +78,3 @@ pub fn named(id: &str, tokens: &[&str]) -> Option<bool> {
     let org = id.split_once('/').map_or("", |(org, _)| org);
     Some(org.eq_ignore_ascii_case("nvidia"))
 }
-
-/// NVIDIA ModelOpt builds whose `hf_quant_config.json` states `quant_algo: MIXED_PRECISION`
-/// (aiconfigurator-core 0.12.0 model_configs, `nvidia--Qwen3.6-27B-NVFP4` and
-/// `nvidia--Qwen3.6-35B-A3B-NVFP4`): FP8 attention and gated delta-net projections, NVFP4
-/// MLP / experts and LM head. Names lower-cased, without the organisation.
-const MIXED_PRECISION_BUILDS: &[&str] = &["qwen3.6-27b-nvfp4", "qwen3.6-35b-a3b-nvfp4"];
-
-/// Why the checkpoint `last` (lower-cased, no organisation) is refused, when it is one of
-/// [`MIXED_PRECISION_BUILDS`]: its linear layers mix FP8 and NVFP4, and [`WeightFormat::Nvfp4`]
-/// prices every linear layer as NVFP4 (the config.json route refuses `MIXED_PRECISION` too).
-pub fn mixed_precision(last: &str) -> Option<&'static str> {
-    MIXED_PRECISION_BUILDS
-        .iter()
-        .any(|b| super::checkpoint_name::names_build_of(last, b))
-        .then_some(
-            "an NVIDIA ModelOpt MIXED_PRECISION build (its hf_quant_config.json: attention and \
-             gated delta-net projections FP8, MLP / experts and LM head W4A16_NVFP4); servesim \
-             prices NVFP4 on every linear layer only (4.5 bits a weight, not FP8's 8 on its \
-             attention)",
-        )
-}

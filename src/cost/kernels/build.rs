@@ -1,7 +1,7 @@
 //! Resolve-time construction of a [`KernelCost`]: for the deployment's model, TP, weight
 //! format, KV dtype and attention backend, pick the table rows (nearest head count, the
 //! backend's lane, the dtype) and build every operator's curve once.
-use super::curve::Curve;
+use super::curve::{nearest, Curve};
 use super::db::KernelDb;
 use super::{ops, AllReduce, Attention, KernelCost, Linear};
 use crate::cost::overheads::Overheads;
@@ -145,18 +145,6 @@ fn linear(db: &KernelDb, shape: ops::GemmShape, dtypes: &[&str]) -> Linear {
         curve: None,
         nk_outside: false,
     }
-}
-
-/// Of numeric `values`, the one nearest `target` in log distance.
-pub(super) fn nearest(values: &[String], target: f64) -> Option<String> {
-    values
-        .iter()
-        .filter_map(|v| Some((v.parse::<f64>().ok().filter(|x| *x > 0.0)?, v)))
-        .min_by(|a, b| {
-            let d = |x: f64| (x / target).ln().abs();
-            d(a.0).total_cmp(&d(b.0))
-        })
-        .map(|(_, v)| v.clone())
 }
 
 fn num(v: &str) -> f64 {

@@ -200,6 +200,18 @@ impl Surface {
     }
 }
 
+/// Of numeric `values`, the one nearest `target` in log distance.
+pub(super) fn nearest(values: &[String], target: f64) -> Option<String> {
+    values
+        .iter()
+        .filter_map(|v| Some((v.parse::<f64>().ok().filter(|x| *x > 0.0)?, v)))
+        .min_by(|a, b| {
+            let d = |x: f64| (x / target).ln().abs();
+            d(a.0).total_cmp(&d(b.0))
+        })
+        .map(|(_, v)| v.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

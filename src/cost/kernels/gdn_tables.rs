@@ -31,8 +31,7 @@
 //! step is flagged. A phase without both kernels' rows (a100_sxm has no chunked-rule rows), a
 //! speculative verify (several query tokens per request) and every GPU without tables keep
 //! the roofline's price.
-use super::build::nearest;
-use super::curve::{Curve, Surface};
+use super::curve::{nearest, Curve, Surface};
 use super::db::KernelDb;
 use super::{KernelCost, X_ATTN};
 use crate::cost::BatchShape;

@@ -100,3 +100,47 @@ impl Roofline {
         &self.hw
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cost::roofline::Roofline;
+    use crate::spec::bundled::{load_hardware, load_model};
+    use crate::spec::server::ServerConfig;
+    use crate::spec::server_flags::ServerFlags;
+
+    /// Decode all-reduce time of one token through MiniMax-M2.5 at TP8 on H100 (roofline), and
+    /// the roofline's price of one all-reduce of `tokens` hidden states.
+    fn decode_all_reduce(ver: &str) -> (f64, Roofline) {
+        let hw = load_hardware("h100-sxm5-80gb").unwrap();
+        let m = load_model("MiniMaxAI/MiniMax-M2.5").unwrap();
+        let flags = ServerFlags {
+            tp: Some(8),
+            sglang_version: Some(ver.parse().unwrap()),
+            ..Default::default()
+        };
+        let server = ServerConfig::resolve(&flags, &hw, &m).unwrap();
+        let r = Roofline::new(&hw, &m, &server).unwrap();
+        (r.collectives(1.0, false).all_reduce_ns, r)
+    }
+
+    #[test]
+    fn minimax_m2_adds_its_qk_norm_all_reduces_per_layer_by_release() {
+        // minimax_m2.py: 0.5.7 all-reduces the q and k variances apart ([tokens, 1] fp32
+        // each), 0.5.8+ one [tokens, 2] fp32 sum (`forward_qk`); 62 layers, hidden 3072, so
+        // one token's message is 4 (2) bf16 elements = 4/3072 (2/3072) of a hidden state.
+        let layers = 62.0;
+        for (ver, n, elements) in [("0.5.7", 2.0, 2.0), ("0.5.9", 1.0, 4.0)] {
+            let (got, r) = decode_all_reduce(ver);
+            let want = layers
+                * (2.0 * r.all_reduce_op_ns(1.0) + n * r.all_reduce_op_ns(elements / 3072.0));
+            assert!((got - want).abs() < 1e-6 * want, "{ver}: {got} vs {want}");
+            // Each extra all-reduce costs at least the custom all-reduce's fixed time.
+            let hw = load_hardware("h100-sxm5-80gb").unwrap();
+            let extra = got - layers * 2.0 * r.all_reduce_op_ns(1.0);
+            assert!(
+                extra >= layers * n * hw.link.custom_all_reduce_latency_ns,
+                "{ver}"
+            );
+        }
+    }
+}
