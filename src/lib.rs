@@ -108,6 +108,7 @@
 //!   `plan::launch_pd`;
 //! - a pasted bench_serving / launch_server command turned into `run` flags: `cli::paste`
 //!   (`vllm serve`: `cli::paste_vllm`); a TP group on nodes (`--nnodes`): `spec::nodes`;
+//! - which MoE runner (table lane) a release runs on sm100: `cost::moe_lane`;
 //!   bench_serving's accepted-and-ignored and refused flags: `cli::bench_compat`; its
 //!   `--output-file` line: `report::jsonl`; a Hugging Face id → bundled model:
 //!   `spec::bundled::load_model` by name (`spec::checkpoint_name`: prefix, same-architecture
