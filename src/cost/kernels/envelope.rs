@@ -14,13 +14,13 @@
 //! price, or, where its tables lack c (a roofline fallback), that fallback raised to the
 //! dearest measured price of c on a ladder GPU at least as strong as it (the tightest bound the
 //! law itself gives: a GPU is never faster than any GPU no weaker than it, so a roofline guess
-//! must not undercut a stronger GPU's measurement; MLA and MXFP4 experts on A100 would
-//! otherwise cap H100's, H200's and B200's DeepSeek and gpt-oss). Until s32 the floor was the
-//! cheapest measurement on any ladder GPU, which let A100's guess, raised only to B200's
-//! price, cap H100's own measurement. Routed experts on 4-bit weights keep that older floor
-//! (the cheapest measurement on any ladder GPU): the kernel differs per GPU and release
-//! (`cost::mxfp4`) and the tables do not record which one a row measured. A step pays, per component, the least own price over its
-//! GPU and every weaker one. The law holds by construction: own prices do not depend on which GPU is priced, and
+//! must not undercut a stronger GPU's measurement; MLA experts on A100 would otherwise cap
+//! H100's, H200's and B200's DeepSeek). Until s32 the floor was the cheapest measurement on any
+//! ladder GPU, which let A100's guess, raised only to B200's price, cap H100's own
+//! measurement. Routed experts on 4-bit weights keep that older floor: their kernel differs per
+//! GPU and release (`cost::mxfp4`) and the tables do not record which one a row measured. A
+//! step pays, per component, the least own price over its GPU and every weaker one. The law
+//! holds by construction: own prices do not depend on which GPU is priced, and
 //! the weaker set only grows up the ladder (and for a profile scaled up from a bundled one).
 //! `--explain` names the GPU whose price bound a component (ENVELOPE) or whose measurement
 //! raised a fallback (FLOOR). The overheads (fixed GPU and CPU) stay the deployment's own.
@@ -273,22 +273,23 @@ impl KernelCost {
         for j in 0..COMPONENTS {
             let bit = 1 << j;
             // A fallback's floor: the dearest measurement of component j on a ladder GPU at
-            // least as strong as the member's (the member cannot beat any of them).
-            // Routed experts on 4-bit weights run a kernel chosen per GPU and release
-            // (`cost::mxfp4`: Marlin, matmul_ogs, a bf16-upcast triton, FlashInfer's), and the
-            // tables do not say which one a row measured: for them only the weakest claim
-            // holds, the cheapest measurement on any ladder GPU (the rule before s32).
+            // least as strong as the member's (the member cannot beat any of them). Routed
+            // experts on 4-bit weights run a kernel chosen per GPU and release (`cost::mxfp4`:
+            // Marlin, matmul_ogs, a bf16-upcast triton, FlashInfer's) that the tables do not
+            // name: for them only the weakest claim holds, the cheapest measurement on any
+            // ladder GPU (the rule before s32). Ties keep the first GPU, which `--explain` names.
             let four_bit = j == MOE && self.roof.mxfp4.is_some();
             let mut floor = |i: usize| {
-                (0..n)
+                let measured = (0..n)
                     .filter(|&k| k != i && (four_bit || no_stronger(profile(i), profile(k))))
                     .filter_map(|k| Some((fetch(k)?, k)))
                     .filter(|(p, _)| p.fallback & bit == 0)
-                    .map(|(p, k)| (p.component(j), k))
-                    .fold(None, |m: Option<(f64, usize)>, x| match m {
-                        Some(m) if (m.0 >= x.0) != four_bit || m.0 == x.0 => Some(m),
-                        _ => Some(x),
-                    })
+                    .map(|(p, k)| (p.component(j), k));
+                if four_bit {
+                    measured.min_by(|a, b| a.0.total_cmp(&b.0))
+                } else {
+                    measured.min_by(|a, b| b.0.total_cmp(&a.0))
+                }
             };
             let mut own = |i: usize, p: &Parts| -> (f64, usize) {
                 if p.fallback & bit == 0 {
